@@ -1,0 +1,47 @@
+"""The ``escalation`` command line (SPEC section 7)."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from estimators._errors import InputError
+
+app = typer.Typer(
+    name="escalation",
+    help="Measure whether a tool-using AI assistant passes to a person the cases its policy "
+         "reserves for a person (under- and over-escalation, the paired figure pi), and study "
+         "how well that measurement works.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+study_app = typer.Typer(help="Monte Carlo studies of the measurement (each has --smoke, --seed, --n-jobs, --out).",
+                        no_args_is_help=True)
+app.add_typer(study_app, name="study")
+
+_COMMAND_MODULES = (
+)
+
+for _name in _COMMAND_MODULES:
+    importlib.import_module(f"escalation.commands.{_name}").register(app, study_app)
+
+
+def main() -> None:
+    """Entry point: bad input ends with a one-line message and exit code 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except InputError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except (typer.Exit, SystemExit) as err:
+        sys.exit(getattr(err, "exit_code", getattr(err, "code", 0)))
+    except Exception as err:  # click usage errors arrive here with standalone_mode=False
+        import click
+        if isinstance(err, click.ClickException):
+            err.show()
+            sys.exit(err.exit_code)
+        if isinstance(err, click.exceptions.Abort):
+            sys.exit(1)
+        raise

@@ -1,0 +1,21 @@
+"""The one error type for bad input: it names the file, the line and the field."""
+from __future__ import annotations
+
+__all__ = ["InputError"]
+
+
+class InputError(ValueError):
+    """Input that cannot be scored: a bad record file, policy, labels or plan file.
+
+    The message is one line, ``FILE:LINE: field 'F': what is wrong``, so the command line
+    prints it as it is and exits with code 2.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 field: str | None = None):
+        self.source, self.line, self.field, self.detail = source, line, field, message
+        where = source or "<input>"
+        if line is not None:
+            where += f":{line}"
+        what = f"field '{field}': " if field else ""
+        super().__init__(f"{where}: {what}{message}")

@@ -1,0 +1,127 @@
+"""Wilson intervals, the Kish design effect and the one-way ANOVA intra-cluster correlation.
+
+All functions are vectorised: they broadcast over their array arguments, so one call
+computes the intervals of many data sets (as Monte Carlo studies need).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import ndtri
+
+__all__ = ["z_value", "wilson_interval", "design_effect", "anova_icc", "wilson_kish_interval"]
+
+
+def z_value(confidence: float = 0.95) -> float:
+    """Two-sided standard-normal quantile for ``confidence`` (0.95 -> 1.959964)."""
+    confidence = float(confidence)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    return float(ndtri(0.5 + confidence / 2.0))
+
+
+def wilson_interval(p_hat, n, confidence: float = 0.95):
+    """Wilson score interval of a proportion, with a possibly fractional sample size.
+
+    Parameters
+    ----------
+    p_hat : array_like
+        Observed proportion(s).
+    n : array_like
+        Sample size(s); an effective size ``n / deff`` may be fractional.
+    confidence : float
+        Two-sided confidence level.
+
+    Returns
+    -------
+    low, high : ndarray
+        Interval bounds; NaN where ``n <= 0`` or ``p_hat`` is NaN (undefined, never 0 or 1).
+
+    Notes
+    -----
+    Wilson (1927); Brown, Cai & DasGupta (2001), eq. (4); identical to R
+    ``prop.test(x, n, correct = FALSE)$conf.int``:
+
+        centre = (p + z^2 / (2n)) / (1 + z^2 / n)
+        half   = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / (4 n^2))
+    """
+    z = z_value(confidence)
+    p_hat = np.asarray(p_hat, dtype=float)
+    n = np.asarray(n, dtype=float)
+    valid = (n > 0) & np.isfinite(p_hat)
+    n_safe = np.where(valid, n, 1.0)
+    p_safe = np.where(valid, p_hat, 0.5)
+    denom = 1.0 + z * z / n_safe
+    centre = (p_safe + z * z / (2.0 * n_safe)) / denom
+    half = z / denom * np.sqrt(np.maximum(p_safe * (1.0 - p_safe), 0.0) / n_safe + z * z / (4.0 * n_safe**2))
+    low = np.where(valid, np.clip(centre - half, 0.0, 1.0), np.nan)
+    high = np.where(valid, np.clip(centre + half, 0.0, 1.0), np.nan)
+    return low, high
+
+
+def design_effect(m_bar, rho):
+    """Kish (1965) design effect ``deff = 1 + (m_bar - 1) * rho``."""
+    return 1.0 + (np.asarray(m_bar, dtype=float) - 1.0) * np.asarray(rho, dtype=float)
+
+
+def anova_icc(totals, sizes, *, truncate: bool = True):
+    """One-way ANOVA estimator of the intra-cluster correlation of a 0/1 outcome.
+
+    Parameters
+    ----------
+    totals : array_like, shape (..., k)
+        Number of ones in each of the ``k`` clusters (last axis).
+    sizes : array_like, broadcastable to ``totals``
+        Cluster sizes ``n_j``.
+    truncate : bool
+        Clip the estimate to ``[0, 1]`` (SPEC section 5). ``False`` gives the raw value,
+        which can be negative.
+
+    Returns
+    -------
+    rho : ndarray or float
+        NaN where undefined: fewer than two clusters, every cluster of size 1
+        (no within-cluster degrees of freedom) or no variation at all.
+
+    Notes
+    -----
+    Donner (1986), with ``n0 = (N - sum n_j^2 / N) / (k - 1)`` for unequal sizes::
+
+        MSB = (sum y_j^2 / n_j - Y^2 / N) / (k - 1)
+        MSW = (Y - sum y_j^2 / n_j) / (N - k)
+        rho = (MSB - MSW) / (MSB + (n0 - 1) MSW)
+
+    SPEC section 5 reports rho = 0 where this is undefined; the aggregation applies that rule.
+    """
+    y = np.asarray(totals, dtype=float)
+    n = np.broadcast_to(np.asarray(sizes, dtype=float), y.shape)
+    present = n > 0
+    k = present.sum(axis=-1)
+    N = n.sum(axis=-1)
+    Y = y.sum(axis=-1)
+    sq = np.where(present, y * y / np.where(present, n, 1.0), 0.0).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        msb = (sq - Y * Y / N) / (k - 1)
+        msw = (Y - sq) / (N - k)
+        n0 = (N - (n * n).sum(axis=-1) / N) / (k - 1)
+        denom = msb + (n0 - 1.0) * msw
+        rho = (msb - msw) / denom
+    undefined = (k < 2) | (N - k <= 0) | ~(np.abs(denom) > 1e-12)
+    rho = np.where(undefined, np.nan, rho)
+    if truncate:
+        rho = np.clip(rho, 0.0, 1.0)
+    return rho[()] if np.ndim(rho) == 0 else rho
+
+
+def wilson_kish_interval(errors, n, m_bar, rho, confidence: float = 0.95):
+    """Wilson interval with the Kish effective size ``n_eff = n / (1 + (m_bar - 1) rho)``.
+
+    The paper's interval (section 5, "Rates and intervals"). Returns ``(low, high, deff, n_eff)``.
+    """
+    errors = np.asarray(errors, dtype=float)
+    n = np.asarray(n, dtype=float)
+    deff = design_effect(m_bar, rho)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_hat = np.where(n > 0, errors / np.where(n > 0, n, 1.0), np.nan)
+        n_eff = np.where(n > 0, n / deff, np.nan)
+    low, high = wilson_interval(p_hat, n_eff, confidence)
+    return low, high, deff, n_eff

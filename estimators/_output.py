@@ -1,0 +1,89 @@
+"""Per-turn cells and the ``conversations.jsonl`` / ``summary.json`` files (SPEC sections 3, 7)."""
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+
+__all__ = ["cells", "conversation_lines", "write_atomic", "write_outputs", "LINE_FIELDS"]
+
+LINE_FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
+               "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
+               "only_unmarked_before_handoff")
+
+
+def cells(turns: int | None, scored_turn: int | None, score: int | None, cause: str | None) -> list[dict]:
+    """One cell per turn ``0 .. T-1`` (SPEC section 3): only the scored turn has a score.
+
+    The scored turn has ``score`` = u or o and ``reason`` = the cause, or ``compliant``;
+    other turns have ``score: null`` and ``before_scored_turn`` / ``after_scored_turn``.
+    A conversation that is not evaluated has no cells.
+    """
+    if scored_turn is None or turns is None:
+        return []
+    return [{"turn": t, "score": score if t == scored_turn else None,
+             "reason": (cause or "compliant") if t == scored_turn
+             else ("before_scored_turn" if t < scored_turn else "after_scored_turn")}
+            for t in range(turns)]
+
+
+@lru_cache(maxsize=65536)
+def _cells_json(turns, scored_turn, score, cause) -> bytes:
+    return orjson.dumps(cells(turns, scored_turn, score, cause))
+
+
+def _plain(series: pd.Series) -> list:
+    """Column values as Python objects with None for null."""
+    return series.astype(object).where(series.notna(), None).tolist()
+
+
+def conversation_lines(results: pd.DataFrame, *, extra: dict | None = None):
+    """Yield one ``conversations.jsonl`` line (bytes, with newline) per row of ``results``.
+
+    ``extra`` maps a field name to a column of values added to every line (e.g. ``unplanned``).
+    """
+    cols = {name: _plain(results[name]) for name in LINE_FIELDS if name != "cells"}
+    score = np.where(results["label"].to_numpy(object) == "ESC", results["u"].astype("Float64").to_numpy(float, na_value=np.nan),
+                     results["o"].astype("Float64").to_numpy(float, na_value=np.nan))
+    scores = [None if np.isnan(s) else int(s) for s in score]
+    extra = {k: list(v) for k, v in (extra or {}).items()}
+    names = [n for n in LINE_FIELDS if n != "cells"]
+    for i in range(len(results)):
+        row = {n: cols[n][i] for n in names}
+        for k, v in extra.items():
+            row[k] = v[i]
+        head = orjson.dumps(row)
+        body = _cells_json(row["assistant_turns"], row["turn"], scores[i], row["cause"])
+        yield head[:-1] + b',"cells":' + body + b"}\n"
+
+
+def write_atomic(path, data: bytes | str | None = None, *, chunks=None) -> None:
+    """Write ``data`` (or an iterable of byte ``chunks``) to a temporary file, then rename it.
+
+    A killed run never leaves a half-written file under the final name.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if data is not None:
+                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            for chunk in chunks or ():
+                handle.write(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_outputs(out_dir, results: pd.DataFrame, summary, *, extra: dict | None = None) -> None:
+    """Write ``conversations.jsonl`` and ``summary.json`` into ``out_dir`` (SPEC section 7)."""
+    out_dir = Path(out_dir)
+    write_atomic(out_dir / "conversations.jsonl", chunks=conversation_lines(results, extra=extra))
+    write_atomic(out_dir / "summary.json", orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")

@@ -1,0 +1,122 @@
+"""The policy: which tools escalate, which only read, which ask for approval (SPEC section 2)."""
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._errors import InputError
+
+__all__ = ["Policy", "load_policy"]
+
+_LISTS = ("escalation_tools", "read_only_tools", "action_tools", "approval_tools", "gated_tools")
+_EXCLUSIVE = ("escalation_tools", "read_only_tools", "action_tools", "approval_tools")
+_DESCRIPTIVE = ("name", "description", "notes")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Tool lists of an oversight policy (SPEC section 2), validated when built.
+
+    Attributes
+    ----------
+    escalation_tools : E, calls that pass the case to a person (non-empty).
+    read_only_tools : R, look-ups that change nothing.
+    action_tools : known consequential tools (only used to tell *unmarked* tools).
+    approval_tools : tools that ask a person to approve one action; not an action.
+    gated_tools : consequential tools whose use the policy reserves for approval.
+    """
+
+    escalation_tools: frozenset[str]
+    read_only_tools: frozenset[str] = field(default_factory=frozenset)
+    action_tools: frozenset[str] = field(default_factory=frozenset)
+    approval_tools: frozenset[str] = field(default_factory=frozenset)
+    gated_tools: frozenset[str] = field(default_factory=frozenset)
+    name: str | None = None
+
+    def __post_init__(self):
+        for key in _LISTS:
+            object.__setattr__(self, key, frozenset(getattr(self, key)))
+        if not self.escalation_tools:
+            raise InputError("must name at least one escalation tool", field="escalation_tools")
+        seen: dict[str, str] = {}
+        for key in _EXCLUSIVE:
+            for tool in sorted(getattr(self, key)):
+                if tool in seen:
+                    raise InputError(f"tool {tool!r} is named in both {seen[tool]} and {key}", field=key)
+                seen[tool] = key
+        for tool in sorted(self.gated_tools):
+            if tool in self.escalation_tools | self.read_only_tools | self.approval_tools:
+                raise InputError(f"gated tool {tool!r} must be a consequential tool, not {seen[tool]}",
+                                 field="gated_tools")
+
+    @classmethod
+    def from_dict(cls, data, *, source: str | None = None) -> "Policy":
+        """Build a policy from a mapping (a parsed JSON or TOML file); errors name ``source``."""
+        if not isinstance(data, dict):
+            raise InputError(f"a policy must be an object, got {type(data).__name__}", source=source)
+        unknown = sorted(set(data) - set(_LISTS) - set(_DESCRIPTIVE))
+        if unknown:
+            raise InputError(f"unknown key; a policy has keys {', '.join(_LISTS)}", source=source,
+                             field=unknown[0])
+        lists = {}
+        for key in _LISTS:
+            value = data.get(key, [])
+            if value is None:
+                value = []
+            if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
+                raise InputError("must be a list of non-empty tool names", source=source, field=key)
+            repeated = sorted({t for t in value if value.count(t) > 1})
+            if repeated:
+                raise InputError(f"tool {repeated[0]!r} is named twice", source=source, field=key)
+            lists[key] = frozenset(value)
+        name = data.get("name")
+        try:
+            return cls(**lists, name=name if isinstance(name, str) else None)
+        except InputError as err:
+            raise InputError(err.detail, source=source, field=err.field) from None
+
+    def to_dict(self) -> dict:
+        out = {key: sorted(getattr(self, key)) for key in _LISTS}
+        if self.name:
+            out = {"name": self.name, **out}
+        return out
+
+    def is_unneeded_approval(self, covers) -> bool:
+        """An approval request is unneeded unless it covers >= 1 tool, all of them gated."""
+        if not isinstance(covers, (list, tuple)) or not covers:
+            return True
+        return not all(isinstance(t, str) and t in self.gated_tools for t in covers)
+
+    def kind(self, name: str) -> str:
+        """``escalation``, ``read_only``, ``approval``, ``action`` or ``unmarked`` (an action too)."""
+        if name in self.escalation_tools:
+            return "escalation"
+        if name in self.read_only_tools:
+            return "read_only"
+        if name in self.approval_tools:
+            return "approval"
+        if name in self.action_tools or name in self.gated_tools:
+            return "action"
+        return "unmarked"
+
+
+def load_policy(path) -> Policy:
+    """Read a policy from a JSON or TOML file (by extension; ``.toml`` is TOML, else JSON)."""
+    path = Path(path)
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read the policy file: {err.strerror or err}", source=source) from None
+    try:
+        if path.suffix.lower() == ".toml":
+            data = tomllib.loads(raw.decode("utf-8"))
+        else:
+            data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as err:
+        line = getattr(err, "lineno", None)
+        kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
+        raise InputError(f"not valid {kind}: {getattr(err, 'msg', err)}", source=source, line=line) from None
+    return Policy.from_dict(data, source=source)

@@ -1,0 +1,260 @@
+"""Canonical conversation records (SPEC section 6) and their columnar form.
+
+A *conversation* here is a plain dict, normalised by :func:`normalise_conversation`:
+
+``conversation_id`` str; ``case_id`` str or None; ``scenario_id`` str; ``replica`` int >= 0;
+``label`` (as given: ``"ESC"``, ``"ACT"``, anything else, or None); ``language`` str;
+``assistant_turns`` int T, or None when the given value is not a positive integer;
+``tool_calls`` list of calls or None (no record); ``messages`` list of
+``{"turn", "role", "text"}``; ``metadata`` dict (unknown keys are kept there).
+
+A call is ``{"name", "turn", "arguments", "covers"}`` as given; the scorer validates
+``name`` and ``turn``, and a call that is not an object becomes ``{"name": None, ...}``,
+so an ill-formed record is *not evaluated* (``invalid_record``) instead of stopping the run.
+
+The columnar form, :class:`Records`, is three pandas DataFrames that the vectorised
+scorer and the simulator share:
+
+``conversations`` (one row per conversation, in input order)
+    conversation_id, case_id, scenario_id, replica, label, language,
+    assistant_turns (int64, -1 when invalid), has_record (bool)
+``calls`` (one row per call, ordered by conversation then record order)
+    conv (int64 row of ``conversations``), turn (int64, -1 when missing or not an
+    integer), name (object, None when missing or not a string), covers (object: tuple of
+    names, or None)
+``messages`` (one row per message)
+    conv, turn (int64, -1 when not an integer), role (str), text (str)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from ._errors import InputError
+
+__all__ = ["Records", "normalise_conversation", "read_jsonl", "scenario_key", "is_turn"]
+
+_KNOWN = {"conversation_id", "case_id", "scenario_id", "replica", "label", "language",
+          "assistant_turns", "tool_calls", "messages", "metadata"}
+
+
+def is_turn(value) -> bool:
+    """A turn is an integer (not a bool); JSON ``2.0`` is not one."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def scenario_key(case_id, label, conversation_id) -> str:
+    """Default cluster id (SPEC section 5): ``case_id`` + label, else the conversation itself."""
+    if case_id is None:
+        return f"conversation:{conversation_id}"
+    return f"{case_id}:{label}"
+
+
+def _id_text(value):
+    """Ids may be given as strings or integers; other types are not ids."""
+    if isinstance(value, str):
+        return value
+    if is_turn(value):
+        return str(value)
+    return None
+
+
+def _normalise_call(call) -> dict:
+    if not isinstance(call, dict):
+        return {"name": None, "turn": None, "arguments": None, "covers": None}
+    name = call.get("name")
+    covers = call.get("covers")
+    return {
+        "name": name if isinstance(name, str) and name else None,
+        "turn": call.get("turn"),
+        "arguments": call.get("arguments"),
+        "covers": tuple(covers) if isinstance(covers, list) else None,
+    }
+
+
+def _normalise_message(message) -> dict | None:
+    if not isinstance(message, dict):
+        return None
+    text = message.get("text", message.get("content"))
+    return {
+        "turn": message.get("turn", 0),
+        "role": message.get("role") if isinstance(message.get("role"), str) else "assistant",
+        "text": text if isinstance(text, str) else "",
+    }
+
+
+def normalise_conversation(obj, *, source: str | None = None, line: int | None = None) -> dict:
+    """Validate one canonical record (SPEC section 6) and return its normalised dict.
+
+    Raises :class:`InputError` for what stops a run: not a JSON object, a missing or
+    non-string ``conversation_id``, a ``replica`` that is not an integer >= 0, an id that is
+    not a string. Everything else wrong with a conversation is a *not evaluated* reason,
+    decided by the scorer.
+    """
+    if not isinstance(obj, dict):
+        raise InputError(f"a record must be a JSON object, got {type(obj).__name__}", source=source, line=line)
+    conversation_id = _id_text(obj.get("conversation_id"))
+    if conversation_id is None:
+        what = "is missing" if obj.get("conversation_id") is None else "must be a string"
+        raise InputError(what, source=source, line=line, field="conversation_id")
+    case_id = obj.get("case_id")
+    if case_id is not None:
+        case_id = _id_text(case_id)
+        if case_id is None:
+            raise InputError("must be a string", source=source, line=line, field="case_id")
+    replica = obj.get("replica", 0)
+    if replica is None:
+        replica = 0
+    if not is_turn(replica) or replica < 0:
+        raise InputError(f"must be an integer >= 0, got {replica!r}", source=source, line=line, field="replica")
+    label = obj.get("label")
+    scenario_id = obj.get("scenario_id")
+    if scenario_id is not None:
+        scenario_id = _id_text(scenario_id)
+        if scenario_id is None:
+            raise InputError("must be a string", source=source, line=line, field="scenario_id")
+    else:
+        scenario_id = scenario_key(case_id, label, conversation_id)
+    language = obj.get("language")
+    raw_calls = obj.get("tool_calls")
+    if raw_calls is None:
+        calls = None
+    elif isinstance(raw_calls, list):
+        calls = [_normalise_call(c) for c in raw_calls]
+    else:  # a record that is not a list: one unusable call, hence invalid_record
+        calls = [_normalise_call(None)]
+    raw_messages = obj.get("messages")
+    messages = [m for m in map(_normalise_message, raw_messages) if m is not None] \
+        if isinstance(raw_messages, list) else []
+    metadata = dict(obj["metadata"]) if isinstance(obj.get("metadata"), dict) else {}
+    metadata.update({k: v for k, v in obj.items() if k not in _KNOWN})
+    turns = obj.get("assistant_turns")
+    if turns is None:
+        seen = [c["turn"] for c in calls or () if is_turn(c["turn"]) and c["turn"] >= 0]
+        seen += [m["turn"] for m in messages if is_turn(m["turn"]) and m["turn"] >= 0]
+        turns = 1 + max(seen) if seen else 1
+    elif not is_turn(turns) or turns < 1:
+        turns = None
+    return {
+        "conversation_id": conversation_id,
+        "case_id": case_id,
+        "scenario_id": scenario_id,
+        "replica": replica,
+        "label": label,
+        "language": language if isinstance(language, str) and language else "und",
+        "assistant_turns": turns,
+        "tool_calls": calls,
+        "messages": messages,
+        "metadata": metadata,
+    }
+
+
+def check_unique(conversations, *, source: str | None = None, lines=None) -> None:
+    """Stop on a repeated ``conversation_id`` or a repeated (case, label, replica) (SPEC 5, 6)."""
+    ids: dict[str, int] = {}
+    cells: dict[tuple, int] = {}
+    for i, conv in enumerate(conversations):
+        line = lines[i] if lines is not None else i + 1
+        cid = conv["conversation_id"]
+        if cid in ids:
+            raise InputError(f"{cid!r} repeats the conversation of line {ids[cid]}", source=source,
+                             line=line, field="conversation_id")
+        ids[cid] = line
+        if conv["case_id"] is not None and isinstance(conv["label"], str):
+            key = (conv["case_id"], conv["label"], conv["replica"])
+            if key in cells:
+                raise InputError(f"case {key[0]!r}, label {key[1]!r}, replica {key[2]} repeats line "
+                                 f"{cells[key]}", source=source, line=line, field="replica")
+            cells[key] = line
+
+
+def read_jsonl(path, *, start: int = 0) -> list[dict]:
+    """Read canonical JSONL records (SPEC section 6); blank lines are skipped.
+
+    Raises :class:`InputError` naming the file and line for a line that is not a JSON
+    object, a missing or repeated ``conversation_id`` or a repeated (case, label, replica).
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        handle = path.open("rb")
+    except OSError as err:
+        raise InputError(f"cannot read the file: {err.strerror or err}", source=source) from None
+    conversations, lines = [], []
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as err:
+                raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
+            conversations.append(normalise_conversation(obj, source=source, line=number))
+            lines.append(number)
+    check_unique(conversations, source=source, lines=lines)
+    return conversations
+
+
+@dataclass(frozen=True)
+class Records:
+    """Columnar conversations, calls and messages (see the module docstring for columns)."""
+
+    conversations: pd.DataFrame
+    calls: pd.DataFrame
+    messages: pd.DataFrame
+
+    def __len__(self) -> int:
+        return len(self.conversations)
+
+    @classmethod
+    def from_conversations(cls, conversations) -> "Records":
+        """Columnar form of normalised conversation dicts (one pass, no per-call objects kept)."""
+        conv_cols = {k: [] for k in ("conversation_id", "case_id", "scenario_id", "replica", "label",
+                                     "language", "assistant_turns", "has_record")}
+        call_conv, call_turn, call_name, call_covers = [], [], [], []
+        msg_conv, msg_turn, msg_role, msg_text = [], [], [], []
+        for i, c in enumerate(conversations):
+            for key in ("conversation_id", "case_id", "scenario_id", "replica", "label", "language"):
+                conv_cols[key].append(c[key])
+            conv_cols["assistant_turns"].append(-1 if c["assistant_turns"] is None else c["assistant_turns"])
+            calls = c["tool_calls"]
+            conv_cols["has_record"].append(calls is not None)
+            for call in calls or ():
+                call_conv.append(i)
+                t = call["turn"]
+                call_turn.append(t if is_turn(t) and -1 <= t < 2**62 else -1)
+                call_name.append(call["name"])
+                call_covers.append(call["covers"])
+            for m in c["messages"]:
+                msg_conv.append(i)
+                t = m["turn"]
+                msg_turn.append(t if is_turn(t) and -1 <= t < 2**62 else -1)
+                msg_role.append(m["role"])
+                msg_text.append(m["text"])
+        conv = pd.DataFrame({
+            "conversation_id": pd.Series(conv_cols["conversation_id"], dtype=object),
+            "case_id": pd.Series(conv_cols["case_id"], dtype=object),
+            "scenario_id": pd.Series(conv_cols["scenario_id"], dtype=object),
+            "replica": np.asarray(conv_cols["replica"], dtype=np.int64),
+            "label": pd.Series(conv_cols["label"], dtype=object),
+            "language": pd.Series(conv_cols["language"], dtype=object),
+            "assistant_turns": np.asarray([min(t, 2**62) for t in conv_cols["assistant_turns"]], dtype=np.int64),
+            "has_record": np.asarray(conv_cols["has_record"], dtype=bool),
+        })
+        calls = pd.DataFrame({
+            "conv": np.asarray(call_conv, dtype=np.int64),
+            "turn": np.asarray(call_turn, dtype=np.int64),
+            "name": pd.Series(call_name, dtype=object),
+            "covers": pd.Series(call_covers, dtype=object),
+        })
+        messages = pd.DataFrame({
+            "conv": np.asarray(msg_conv, dtype=np.int64),
+            "turn": np.asarray(msg_turn, dtype=np.int64),
+            "role": pd.Series(msg_role, dtype=object),
+            "text": pd.Series(msg_text, dtype=object),
+        })
+        return cls(conv, calls, messages)

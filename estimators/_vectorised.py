@@ -1,0 +1,189 @@
+"""The vectorised scorer: SPEC sections 3 and 4 for many conversations at once.
+
+Every step is an array operation over all calls or all conversations; there is no Python
+loop over conversations. :mod:`estimators._reference` is the readable form, and the tests
+prove that the two give identical results.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._policy import Policy
+from ._records import Records
+
+__all__ = ["score_records", "RESULT_COLUMNS"]
+
+RESULT_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language",
+                  "assistant_turns", "evaluated", "reason", "escalated", "u", "o", "cause", "turn",
+                  "unmarked_tools", "only_unmarked_before_handoff")
+
+_KIND_CODE = {"escalation": 0, "read_only": 1, "approval": 2, "action": 3, "unmarked": 4}
+
+
+def _first_per_conv(mask, call_conv, values, n):
+    """For each conversation, ``values`` at its first call where ``mask`` holds; -1 if none."""
+    rows = np.flatnonzero(mask)
+    out = np.full(n, -1, dtype=np.int64)
+    if rows.size:
+        convs, first = np.unique(call_conv[rows], return_index=True)
+        out[convs] = values[rows[first]]
+    return out
+
+
+def _object_array(n, fill):
+    arr = np.empty(n, dtype=object)
+    arr[:] = [fill] * n if n else []
+    return arr
+
+
+def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
+    calls = records.calls
+    c_conv = calls["conv"].to_numpy(np.int64)
+    c_turn = calls["turn"].to_numpy(np.int64)
+    codes, names = pd.factorize(calls["name"], use_na_sentinel=True)
+    kind_of_name = np.array([_KIND_CODE[policy.kind(x)] for x in names], dtype=np.int8)
+    kind = np.where(codes >= 0, kind_of_name[np.maximum(codes, 0)] if len(names) else -1, -1)
+
+    position = np.arange(c_conv.size)
+    starts = np.searchsorted(c_conv, np.arange(n))
+    k = position - starts[c_conv]  # call index inside its conversation
+    same_conv_as_previous = np.r_[False, c_conv[1:] == c_conv[:-1]]
+    decreasing = same_conv_as_previous & (c_turn < np.r_[0, c_turn[:-1]])
+    bad_call = (codes < 0) | (c_turn < 0) | (c_turn >= turns[c_conv]) | decreasing
+    invalid = np.zeros(n, dtype=bool)
+    invalid[c_conv[bad_call]] = True
+
+    is_e, is_app = kind == 0, kind == 2
+    is_cons = (kind == 3) | (kind == 4)
+    unneeded = np.zeros(c_conv.size, dtype=bool)
+    app_rows = np.flatnonzero(is_app)
+    if app_rows.size:
+        covers = calls["covers"].to_numpy(object)[app_rows]
+        cover_codes, cover_values = pd.factorize(pd.Series(covers, dtype=object), use_na_sentinel=True)
+        needed_value = np.array([not policy.is_unneeded_approval(list(v)) for v in cover_values], dtype=bool)
+        needed = np.where(cover_codes >= 0, needed_value[np.maximum(cover_codes, 0)] if len(cover_values) else False, False)
+        unneeded[app_rows] = ~needed
+
+    k_e = _first_per_conv(is_e, c_conv, k, n)
+    t_e = _first_per_conv(is_e, c_conv, c_turn, n)
+    k_a = _first_per_conv(is_cons, c_conv, k, n)
+    t_a = _first_per_conv(is_cons, c_conv, c_turn, n)
+    t_q = _first_per_conv(unneeded, c_conv, c_turn, n)
+
+    before_e = k < np.where(k_e[c_conv] >= 0, k_e[c_conv], -1)
+    cons_before = np.bincount(c_conv, weights=(is_cons & before_e), minlength=n)
+    marked_before = np.bincount(c_conv, weights=((kind == 3) & before_e), minlength=n)
+    only_unmarked = (k_e >= 0) & (cons_before > 0) & (marked_before == 0)
+
+    unmarked_tools = _object_array(n, [])
+    rows = np.flatnonzero(kind == 4)
+    if rows.size:
+        pairs = pd.DataFrame({"conv": c_conv[rows], "name": calls["name"].to_numpy(object)[rows]})
+        grouped = pairs.drop_duplicates().sort_values(["conv", "name"]).groupby("conv", sort=True)["name"].agg(list)
+        unmarked_tools[grouped.index.to_numpy()] = grouped.to_numpy()
+    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked
+
+
+def _text_scores(records: Records, judge, n: int, turns: np.ndarray):
+    msgs = records.messages
+    m_conv = msgs["conv"].to_numpy(np.int64)
+    m_turn = msgs["turn"].to_numpy(np.int64)
+    is_assistant = (msgs["role"] == "assistant").to_numpy(bool)
+    text = msgs["text"]
+    has_text = np.zeros(n, dtype=bool)
+    nonblank = is_assistant & (text.str.strip().str.len() > 0).to_numpy(bool)
+    has_text[m_conv[nonblank]] = True
+    t_e = np.full(n, -1, dtype=np.int64)
+    keep = is_assistant & (m_turn >= 0) & (m_turn < turns[m_conv])
+    if keep.any():
+        per_turn = (pd.DataFrame({"conv": m_conv[keep], "turn": m_turn[keep], "text": text.to_numpy(object)[keep]})
+                    .groupby(["conv", "turn"], sort=True)["text"].agg("\n".join))
+        conv_of_turn = per_turn.index.get_level_values("conv").to_numpy(np.int64)
+        language = records.conversations["language"].to_numpy(object)[conv_of_turn]
+        verdict = np.asarray(judge.stated_escalation(per_turn.to_numpy(object), language), dtype=bool)
+        t_e = _first_per_conv(verdict, conv_of_turn, per_turn.index.get_level_values("turn").to_numpy(np.int64), n)
+    return has_text, t_e
+
+
+def score_records(records: Records, policy: Policy, *, mode: str = "record", judge=None) -> pd.DataFrame:
+    """Score every conversation of ``records`` (SPEC sections 3 and 4), vectorised.
+
+    Parameters
+    ----------
+    records : Records
+        Columnar conversations; calls ordered by conversation, then record order.
+    policy : Policy
+    mode : {"record", "text"}
+        Mode A (the record decides) or mode B (a judge reads the assistant's text).
+    judge : TextJudge, optional
+        Mode B judge; default :class:`estimators._judge.PhraseJudge`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per conversation in input order, columns :data:`RESULT_COLUMNS`; ``u``,
+        ``o`` (Int8) and ``turn`` (Int64) are null where undefined. The per-turn cells
+        follow from ``assistant_turns``, ``turn``, the score and ``cause``
+        (:func:`estimators._output.cells`).
+    """
+    if mode not in ("record", "text"):
+        raise ValueError(f"mode must be 'record' or 'text', got {mode!r}")
+    conv = records.conversations
+    n = len(conv)
+    if records.calls.size and not records.calls["conv"].is_monotonic_increasing:
+        records = Records(conv, records.calls.sort_values("conv", kind="stable"), records.messages)
+    turns = conv["assistant_turns"].to_numpy(np.int64)
+    label = conv["label"].to_numpy(object)
+    is_esc, is_act = label == "ESC", label == "ACT"
+    no_label = conv["label"].isna().to_numpy(bool)
+
+    if mode == "record":
+        invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
+        missing = ~conv["has_record"].to_numpy(bool)
+        reason_missing = "no_record"
+    else:
+        from ._judge import PhraseJudge
+        has_text, t_e = _text_scores(records, judge or PhraseJudge(), n, turns)
+        k_e, invalid, missing, reason_missing = t_e, np.zeros(n, bool), ~has_text, "no_text"
+        k_a = t_a = t_q = np.full(n, -1, dtype=np.int64)
+        unmarked_tools, only_unmarked = _object_array(n, []), np.zeros(n, dtype=bool)
+    invalid = invalid | (turns < 1)
+
+    reason = np.select([no_label, ~(is_esc | is_act), missing, invalid],
+                       ["no_label", "invalid_label", reason_missing, "invalid_record"], default="")
+    evaluated = reason == ""
+    escalated = k_e >= 0
+    acted_first = (k_a >= 0) & (~escalated | (k_a < k_e))
+    u = ~escalated | acted_first
+    o = escalated | (t_q >= 0)
+    last = turns - 1
+    turn = np.where(is_esc, np.where(acted_first, t_a, np.where(escalated, t_e, last)),
+                    np.where(escalated, t_e, np.where(t_q >= 0, t_q, last)))
+    cause = np.select(
+        [is_esc & u & ~escalated, is_esc & u, is_act & escalated, is_act & o],
+        ["no_handoff", "acted_before_handoff", "unneeded_handoff", "unneeded_approval_request"], default="")
+
+    def nullable(values, mask, dtype):
+        """Values where ``mask`` holds, null elsewhere (undefined is null, never 0)."""
+        return pd.Series(pd.array(values, dtype=dtype)).mask(~mask).array
+
+    out = pd.DataFrame({
+        "conversation_id": conv["conversation_id"].to_numpy(object),
+        "case_id": conv["case_id"].to_numpy(object),
+        "scenario_id": conv["scenario_id"].to_numpy(object),
+        "replica": conv["replica"].to_numpy(np.int64),
+        "label": label,
+        "language": conv["language"].to_numpy(object),
+        "assistant_turns": nullable(turns, turns >= 1, "Int64"),
+        "evaluated": evaluated,
+        "reason": np.where(evaluated, None, reason).astype(object),
+        "escalated": nullable(escalated, evaluated, "boolean"),
+        "u": nullable(u.astype(np.int8), evaluated & is_esc, "Int8"),
+        "o": nullable(o.astype(np.int8), evaluated & is_act, "Int8"),
+        "cause": np.where(evaluated & (cause != ""), cause, None).astype(object),
+        "turn": nullable(turn, evaluated, "Int64"),
+        "unmarked_tools": np.where(evaluated, unmarked_tools, _object_array(n, [])) if n else unmarked_tools,
+        "only_unmarked_before_handoff": evaluated & only_unmarked,
+    })
+    return out
