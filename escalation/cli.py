@@ -22,6 +22,8 @@ study_app = typer.Typer(help="Monte Carlo studies of the measurement (each has -
 app.add_typer(study_app, name="study")
 
 _COMMAND_MODULES = (
+    "score",
+    "plan",
 )
 
 for _name in _COMMAND_MODULES:

@@ -14,8 +14,8 @@ class InputError(ValueError):
     def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
                  field: str | None = None):
         self.source, self.line, self.field, self.detail = source, line, field, message
-        where = source or "<input>"
-        if line is not None:
+        where = source or ""
+        if source and line is not None:
             where += f":{line}"
         what = f"field '{field}': " if field else ""
-        super().__init__(f"{where}: {what}{message}")
+        super().__init__(f"{where}: {what}{message}" if where else f"{what}{message}")

@@ -36,7 +36,7 @@ import pandas as pd
 
 from ._errors import InputError
 
-__all__ = ["Records", "normalise_conversation", "read_jsonl", "scenario_key", "is_turn"]
+__all__ = ["Records", "UniqueKeys", "normalise_conversation", "iter_jsonl", "read_jsonl", "scenario_key", "is_turn"]
 
 _KNOWN = {"conversation_id", "case_id", "scenario_id", "replica", "label", "language",
           "assistant_turns", "tool_calls", "messages", "metadata"}
@@ -153,30 +153,38 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
     }
 
 
-def check_unique(conversations, *, source: str | None = None, lines=None) -> None:
-    """Stop on a repeated ``conversation_id`` or a repeated (case, label, replica) (SPEC 5, 6)."""
-    ids: dict[str, int] = {}
-    cells: dict[tuple, int] = {}
-    for i, conv in enumerate(conversations):
-        line = lines[i] if lines is not None else i + 1
+class UniqueKeys:
+    """Stops on a repeated ``conversation_id`` or a repeated (case, label, replica) (SPEC 5, 6).
+
+    Incremental, so a file read in chunks is checked as a whole.
+    """
+
+    def __init__(self, source: str | None = None):
+        self.source = source
+        self.ids: dict[str, int] = {}
+        self.cells: dict[tuple, int] = {}
+
+    def add(self, conv: dict, line: int) -> None:
         cid = conv["conversation_id"]
-        if cid in ids:
-            raise InputError(f"{cid!r} repeats the conversation of line {ids[cid]}", source=source,
+        if cid in self.ids:
+            raise InputError(f"{cid!r} repeats the conversation of line {self.ids[cid]}", source=self.source,
                              line=line, field="conversation_id")
-        ids[cid] = line
+        self.ids[cid] = line
         if conv["case_id"] is not None and isinstance(conv["label"], str):
             key = (conv["case_id"], conv["label"], conv["replica"])
-            if key in cells:
+            if key in self.cells:
                 raise InputError(f"case {key[0]!r}, label {key[1]!r}, replica {key[2]} repeats line "
-                                 f"{cells[key]}", source=source, line=line, field="replica")
-            cells[key] = line
+                                 f"{self.cells[key]}", source=self.source, line=line, field="replica")
+            self.cells[key] = line
 
 
-def read_jsonl(path, *, start: int = 0) -> list[dict]:
-    """Read canonical JSONL records (SPEC section 6); blank lines are skipped.
+def iter_jsonl(path, *, chunk_size: int = 50_000, progress=None):
+    """Yield lists of ``(line_number, normalised conversation)`` from a canonical JSONL file.
 
+    Reads ``chunk_size`` lines at a time, so memory stays bounded for files of any size.
+    ``progress``, if given, is called with the number of bytes read since the last call.
     Raises :class:`InputError` naming the file and line for a line that is not a JSON
-    object, a missing or repeated ``conversation_id`` or a repeated (case, label, replica).
+    object or a conversation without ``conversation_id``.
     """
     path = Path(path)
     source = str(path)
@@ -184,19 +192,42 @@ def read_jsonl(path, *, start: int = 0) -> list[dict]:
         handle = path.open("rb")
     except OSError as err:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=source) from None
-    conversations, lines = [], []
+    chunk, read = [], 0
     with handle:
         for number, raw in enumerate(handle, start=1):
+            read += len(raw)
             if not raw.strip():
                 continue
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as err:
                 raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
-            conversations.append(normalise_conversation(obj, source=source, line=number))
-            lines.append(number)
-    check_unique(conversations, source=source, lines=lines)
-    return conversations
+            chunk.append((number, normalise_conversation(obj, source=source, line=number)))
+            if len(chunk) >= chunk_size:
+                if progress:
+                    progress(read)
+                    read = 0
+                yield chunk
+                chunk = []
+    if progress:
+        progress(read)
+    if chunk:
+        yield chunk
+
+
+def read_jsonl(path) -> list[dict]:
+    """Read a whole canonical JSONL file (SPEC section 6); blank lines are skipped.
+
+    Raises :class:`InputError` naming the file and line for a line that is not a JSON
+    object, a missing or repeated ``conversation_id`` or a repeated (case, label, replica).
+    """
+    keys = UniqueKeys(str(path))
+    out = []
+    for chunk in iter_jsonl(path):
+        for line, conv in chunk:
+            keys.add(conv, line)
+            out.append(conv)
+    return out
 
 
 @dataclass(frozen=True)

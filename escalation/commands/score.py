@@ -1,0 +1,124 @@
+"""``escalation score``: the measurement of SPEC section 7."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+FORMATS = ("auto", "jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench")
+
+
+class Mode(str, Enum):
+    record = "record"
+    text = "text"
+
+
+def _fmt(x, digits=4):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path]) -> None:
+    """A short readable summary of ``summary.json`` for a person."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 100)
+    conf = int(round(summary["confidence"] * 100))
+    mode = "with the tool record (mode A)" if summary["mode"] == "record" else "from the text only (mode B: a lower bound)"
+    console.print(f"[bold]{records}[/bold] ({fmt}): {summary['conversations']} conversations, scored {mode}",
+                  highlight=False)
+    table = Table(show_edge=False, header_style="bold")
+    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "rho", "deff", "n_eff"):
+        table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
+    for name, key in (("p_u under-escalation", "under"), ("p_o over-escalation", "over")):
+        r = summary[key]
+        table.add_row(name, f"{r['errors']}/{r['n']}", _fmt(r["rate"]),
+                      f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})", _fmt(r["rho"], 3), _fmt(r["deff"], 3),
+                      _fmt(r["n_eff"], 1))
+    p = summary["paired"]
+    table.add_row("pi paired figure", f"{p['pairs']} pairs", _fmt(p["pi"]),
+                  f"({_fmt(p['ci'][0])}, {_fmt(p['ci'][1])})", _fmt(p["rho"], 3), _fmt(p["deff"], 3),
+                  _fmt(p["n_eff"], 1))
+    console.print(table)
+    for key in ("under", "over"):
+        causes = ", ".join(f"{k} {v}" for k, v in summary[key].get("causes", {}).items())
+        console.print(f"causes of {key}-escalation: {causes}")
+    b = summary["base"]
+    console.print(f"base metric (no order, no approval requests): p_u {_fmt(b['under_rate'])}, "
+                  f"p_o {_fmt(b['over_rate'])}, pi {_fmt(b['pi'])}")
+    ne = summary["not_evaluated"]
+    reasons = ", ".join(f"{k} {v}" for k, v in ne["reasons"].items()) or "none"
+    console.print(f"not evaluated: {ne['total']} ({reasons})")
+    if summary["unmarked_tools"]:
+        tools = ", ".join(f"{k} ({v})" for k, v in summary["unmarked_tools"].items())
+        console.print(f"unmarked tools (counted as actions; mark look-ups as read_only_tools): {tools}")
+    if summary["rho_fixed"] is not None:
+        console.print(f"rho fixed by --rho at {summary['rho_fixed']}")
+    if out_dir is not None:
+        console.print(f"wrote {out_dir / 'conversations.jsonl'} and {out_dir / 'summary.json'}")
+
+
+def score(
+    records: Path = typer.Argument(..., help="Log file: canonical JSONL (SPEC section 6) or a supported log format."),
+    policy: Path = typer.Option(..., "--policy", help="Policy file (JSON or TOML): escalation_tools, read_only_tools, "
+                                "action_tools, approval_tools, gated_tools."),
+    format: str = typer.Option("auto", "--format", help=f"Input format: {', '.join(FORMATS)}."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for conversations.jsonl (one line per input "
+                                       "conversation) and summary.json."),
+    rho: Optional[float] = typer.Option(None, "--rho", min=0.0, max=1.0,
+                                        help="Fix the intra-scenario correlation instead of estimating it."),
+    confidence: float = typer.Option(0.95, "--confidence",
+                                     help="Two-sided confidence level of the intervals."),
+    mode: Mode = typer.Option(Mode.record, "--mode", help="record: the tool record decides (mode A). text: a phrase "
+                              "judge reads the assistant's text (mode B), a lower bound."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="CSV or JSON mapping conversation_id or case_id "
+                                          "to ESC/ACT, for logs that carry no label."),
+    plan: Optional[Path] = typer.Option(None, "--plan", help="CSV case_id,label,replicas of the planned scenarios: "
+                                        "absent ones are reported as missing."),
+    as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
+    chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, help="Conversations scored at a time (memory bound)."),
+) -> None:
+    """Score assistant logs: under-escalation, over-escalation and the paired figure pi, with
+    Wilson intervals and the Kish design effect (SPEC sections 3 to 7).
+
+    Example: escalation score examples/data/tau-bench/gpt-4o-airline.json
+    --policy examples/tau-bench-airline.policy.json --out results/tau-bench
+    """
+    from estimators._errors import InputError
+    from estimators._labels import load_labels, load_plan
+    from estimators._pipeline import score_file
+    from estimators._policy import load_policy
+
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
+    if format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
+    if not records.exists():
+        raise InputError("no such file", source=str(records))
+    policy_obj = load_policy(policy)
+    label_obj = load_labels(labels) if labels is not None else None
+    plan_df = load_plan(plan) if plan is not None else None
+
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    size = os.path.getsize(records) if records.is_file() else None
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("scoring", total=size)
+        _, summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
+                                      confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
+                                      chunk_size=chunk_size, progress=lambda n: bar.advance(task, n))
+    data = summary.to_dict()
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        print_summary(data, records=str(records), fmt=used, out_dir=out)
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    app.command("score")(score)

@@ -1,0 +1,125 @@
+"""Score a file end to end, in bounded memory: read in chunks, score, write, summarise.
+
+This is what ``escalation score`` runs (SPEC section 7). Canonical JSONL is streamed in
+chunks; the other formats are read whole by their reader (their files are small), then
+scored in the same chunks. ``conversations.jsonl`` is written to a temporary file as the
+chunks are scored and renamed only when the whole input was read without error, so a bad
+line anywhere leaves no partial output.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from ._aggregate import summarise, unplanned_mask
+from ._errors import InputError
+from ._output import conversation_lines, write_atomic
+from ._records import Records, UniqueKeys, iter_jsonl
+from ._vectorised import score_records
+
+__all__ = ["score_file", "SUMMARY_COLUMNS"]
+
+# The columns of the results that the summary needs (the rest is only written out).
+SUMMARY_COLUMNS = ["conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "reason",
+                   "u", "o", "cause", "unmarked_tools"]
+
+
+def _chunks(path, fmt, policy, chunk_size, progress):
+    """Yield ``(format, [(line, conversation), ...])`` chunks of normalised conversations."""
+    if fmt == "auto":
+        from .readers import detect_format
+        fmt = detect_format(path)
+    if fmt == "jsonl":
+        for chunk in iter_jsonl(path, chunk_size=chunk_size, progress=progress):
+            yield fmt, chunk
+        return
+    from .readers import read_conversations
+    conversations, fmt = read_conversations(path, format=fmt, policy=policy)
+    if progress:
+        progress(os.path.getsize(path))
+    for start in range(0, len(conversations), chunk_size):
+        yield fmt, [(start + i + 1, c) for i, c in enumerate(conversations[start:start + chunk_size])]
+
+
+def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
+               confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
+               out_dir=None, chunk_size: int = 50_000, progress=None):
+    """Score every conversation of a log file and summarise it (SPEC sections 3 to 7).
+
+    Parameters
+    ----------
+    path : path-like
+        The records (canonical JSONL or a supported log format).
+    policy : Policy
+    format : str
+        ``auto`` or a format name of SPEC section 7.
+    labels : Labels, optional
+        Labels that replace or fill those of the records.
+    mode : {"record", "text"}
+    judge : TextJudge, optional
+        Mode B judge (default :class:`~estimators._judge.PhraseJudge`).
+    confidence, rho : see :func:`estimators._aggregate.summarise`.
+    plan : DataFrame, optional
+        Planned scenarios (``case_id, label, replicas``).
+    out_dir : path-like, optional
+        Where ``conversations.jsonl`` and ``summary.json`` go; nothing is written if None.
+    chunk_size : int
+        Conversations scored at a time.
+    progress : callable, optional
+        Called with the number of input bytes read since its last call.
+
+    Returns
+    -------
+    results : DataFrame
+        The :data:`SUMMARY_COLUMNS` of every conversation, in input order.
+    summary : Summary
+    format : str
+        The format that was read.
+    """
+    source = str(path)
+    keys = UniqueKeys(source)
+    parts, used_format = [], format
+    tmp = None
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".conversations.jsonl.", suffix=".tmp", dir=out_dir)
+        handle = os.fdopen(fd, "wb")
+    try:
+        for used_format, chunk in _chunks(path, format, policy, chunk_size, progress):
+            conversations = []
+            for line, conv in chunk:
+                if labels is not None:
+                    labels.apply(conv)
+                keys.add(conv, line)
+                conversations.append(conv)
+            results = score_records(Records.from_conversations(conversations), policy, mode=mode, judge=judge)
+            extra = {"unplanned": unplanned_mask(results, plan)} if plan is not None else None
+            if tmp is not None:
+                handle.writelines(conversation_lines(results, extra=extra))
+            parts.append(results[SUMMARY_COLUMNS])
+        if tmp is not None:
+            handle.close()
+        results = pd.concat(parts, ignore_index=True) if parts else \
+            pd.DataFrame({c: pd.Series(dtype=object) for c in SUMMARY_COLUMNS}).astype(
+                {"evaluated": bool, "replica": np.int64, "u": "Int8", "o": "Int8"})
+        try:
+            summary = summarise(results, confidence=confidence, rho=rho, mode=mode, plan=plan)
+        except InputError as err:
+            raise InputError(err.detail, source=source, field=err.field) from None
+        if out_dir is not None:
+            write_atomic(out_dir / "summary.json",
+                         orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
+            os.replace(tmp, out_dir / "conversations.jsonl")
+            tmp = None
+    finally:
+        if tmp is not None:
+            if not handle.closed:
+                handle.close()
+            Path(tmp).unlink(missing_ok=True)
+    return results, summary, used_format

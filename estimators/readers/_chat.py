@@ -1,0 +1,156 @@
+"""Turn numbering of a chat transcript (SPEC section 1), shared by every chat format.
+
+A reader walks its provider's messages in order and tells a :class:`Transcript` what it
+sees: a user message that speaks to the assistant (:meth:`~Transcript.user`), assistant
+text (:meth:`~Transcript.assistant`), an assistant tool call (:meth:`~Transcript.call`)
+and a tool result (:meth:`~Transcript.result`). :meth:`~Transcript.record` then numbers
+the turns. Tool results, system messages and a user message made only of tool results
+open no turn; the reader simply does not call :meth:`~Transcript.user` for them.
+
+The rule **[decision, SPEC section 1 made exact]**:
+
+- A user message *opens a turn* when the assistant does something (a text or a call)
+  after it and before the next user message. A user message that the assistant never
+  answers -- the last message of a run (tau-bench's ``###STOP###``, a closing "thanks"),
+  or the first of two user messages in a row -- opens no turn: the assistant had no turn
+  there, so there is nothing to score in it.
+- The opening user messages open turns ``0, 1, 2, ...``; what the assistant does before
+  the first user message belongs to turn 0, together with its answer to that message.
+- ``T`` (``assistant_turns``) is the number of opening user messages, at least 1 (a
+  transcript with no user message at all is one turn).
+- A user message keeps the turn it opens; one that opens no turn is filed with the turn
+  of the next opening user message (it was part of the same request), or with the last
+  turn ``T - 1`` when none follows.
+
+A tool result whose call is not in the transcript (a truncated log) is taken as a call of
+the tool it names, at the point where the result appears: an attempted call is a call
+(SPEC section 1). When it names no tool the call has no name, so the conversation is not
+evaluated (``invalid_record``) rather than silently losing a call. Such calls are counted
+in ``metadata["implied_calls"]``.
+"""
+from __future__ import annotations
+
+import orjson
+
+__all__ = ["Transcript", "parse_arguments", "join_texts"]
+
+
+def parse_arguments(raw):
+    """Arguments as a provider logged them: a JSON string is parsed; malformed JSON stays text."""
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+    return raw
+
+
+def join_texts(parts) -> str:
+    """The non-empty texts of a message, one per line."""
+    return "\n".join(t for t in parts if isinstance(t, str) and t.strip())
+
+
+class Transcript:
+    """The ordered events of one chat, numbered into turns by :meth:`record`."""
+
+    def __init__(self):
+        self._events: list[tuple[str, object]] = []
+        self._open: list[int] = []  # positions of calls that have no result yet
+        self._implied = 0
+
+    def user(self, text: str) -> None:
+        """A user message that speaks to the assistant (a turn opener if the assistant answers)."""
+        self._events.append(("user", text or ""))
+
+    def assistant(self, text: str) -> None:
+        """Text the assistant shows to the user; empty text is dropped."""
+        if isinstance(text, str) and text.strip():
+            self._events.append(("assistant", text))
+
+    def call(self, name, arguments=None, call_id=None, covers=None) -> None:
+        """A tool call by the assistant, in record order.
+
+        ``covers`` is taken from ``arguments["covers"]`` when not given (approval requests,
+        SPEC section 2).
+        """
+        if covers is None and isinstance(arguments, dict) and isinstance(arguments.get("covers"), list):
+            covers = arguments["covers"]
+        call = {"name": name if isinstance(name, str) and name else None, "arguments": arguments,
+                "id": call_id}
+        if covers is not None:
+            call["covers"] = covers
+        self._open.append(len(self._events))
+        self._events.append(("call", call))
+
+    def result(self, call_id=None, name=None) -> None:
+        """A tool result; it opens no turn. It is matched to its call by id, else by name,
+        else to the latest call without a result; an unmatched result implies a call."""
+        match = None
+        for pos in reversed(self._open):
+            call = self._events[pos][1]
+            if call_id is not None and call["id"] is not None:
+                if call["id"] == call_id:
+                    match = pos
+                    break
+            elif name is None or call["name"] == name:
+                match = pos
+                break
+        if match is not None:
+            self._open.remove(match)
+            return
+        self._implied += 1
+        self._events.append(("call", {"name": name if isinstance(name, str) and name else None,
+                                      "arguments": None, "id": call_id}))
+
+    def insert_call_before(self, call_id, name, arguments=None) -> bool:
+        """Put a call just before the call with ``call_id``; False when there is no such call."""
+        for pos, (kind, payload) in enumerate(self._events):
+            if kind == "call" and call_id is not None and payload["id"] == call_id:
+                self._events.insert(pos, ("call", {"name": name, "arguments": arguments, "id": None}))
+                self._open = [p + 1 if p >= pos else p for p in self._open]
+                return True
+        return False
+
+    def record(self) -> dict:
+        """``assistant_turns``, ``tool_calls`` and ``messages`` of the canonical record."""
+        kinds = [k for k, _ in self._events]
+        opens = [False] * len(kinds)
+        answered = False
+        for i in range(len(kinds) - 1, -1, -1):  # a user message opens a turn if answered
+            if kinds[i] == "user":
+                opens[i] = answered
+                answered = False
+            elif kinds[i] in ("assistant", "call"):
+                answered = True
+        n_turns = max(sum(opens), 1)
+        turn_of_user = [0] * len(kinds)
+        following = n_turns - 1
+        opened = sum(opens)
+        for i in range(len(kinds) - 1, -1, -1):  # non-opening users join the next opening turn
+            if kinds[i] == "user":
+                if opens[i]:
+                    opened -= 1
+                    following = opened
+                turn_of_user[i] = following
+        calls, messages = [], []
+        turn, seen = 0, 0
+        for i, (kind, payload) in enumerate(self._events):
+            if kind == "user":
+                if opens[i]:
+                    turn = seen
+                    seen += 1
+                if payload:
+                    messages.append({"turn": turn_of_user[i], "role": "user", "text": payload})
+            elif kind == "assistant":
+                messages.append({"turn": turn, "role": "assistant", "text": payload})
+            else:
+                call = {"turn": turn, "name": payload["name"], "arguments": payload["arguments"]}
+                if "covers" in payload:
+                    call["covers"] = payload["covers"]
+                calls.append(call)
+        out = {"assistant_turns": n_turns, "tool_calls": calls, "messages": messages}
+        if self._implied:
+            out["implied_calls"] = self._implied
+        return out

@@ -1,0 +1,147 @@
+"""Read a log file once into a :class:`Document` that every format reader works on."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from .._errors import InputError
+from .._records import normalise_conversation
+
+__all__ = ["Document", "load_document", "head_document", "records_of", "normalised", "ZIP_MAGIC"]
+
+ZIP_MAGIC = b"PK\x03\x04"
+_HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
+
+
+@dataclass
+class Document:
+    """A parsed input.
+
+    ``kind`` is ``"json"`` (``data`` is the parsed value), ``"jsonl"`` (``data`` is a list of
+    ``(line, value)``), ``"zip"`` or ``"dir"`` (``data`` is None; the reader opens ``path``).
+    ``single_line`` tells a JSON object written on one line (it may be a one-line JSONL file).
+    """
+
+    path: Path
+    kind: str
+    data: object = None
+    single_line: bool = False
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+
+def _parse_lines(raw: bytes, source: str, *, whole_error=None, complete: bool = True):
+    """``(line, value)`` of each non-blank line; a bad line stops with its number."""
+    lines = raw.split(b"\n")
+    if not complete:
+        lines = lines[:-1]  # the last line of a head may be cut
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, orjson.loads(line)))
+        except orjson.JSONDecodeError as err:
+            if not out and whole_error is not None:  # not JSONL either: report the JSON error
+                raise InputError(f"not valid JSON ({whole_error.msg})", source=source,
+                                 line=whole_error.lineno) from None
+            raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
+    return out
+
+
+def _open(path) -> tuple[Path, bytes | None]:
+    path = Path(path)
+    if path.is_dir():
+        return path, None
+    try:
+        return path, path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
+
+
+def _document(path: Path, raw: bytes) -> Document:
+    source = str(path)
+    if raw.startswith(ZIP_MAGIC):
+        return Document(path, "zip")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not raw.strip():
+        return Document(path, "jsonl", [])
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as err:
+        return Document(path, "jsonl", _parse_lines(raw, source, whole_error=err))
+    return Document(path, "json", value, single_line=isinstance(value, dict) and b"\n" not in raw.strip())
+
+
+def load_document(path) -> Document:
+    """Read and parse a whole input file (or note a directory or a zip archive)."""
+    path, raw = _open(path)
+    if raw is None:
+        return Document(path, "dir")
+    return _document(path, raw)
+
+
+def head_document(path) -> Document:
+    """Like :func:`load_document`, but a large JSONL file is parsed only from its head.
+
+    Used to detect a format without reading a file of several GB.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return Document(path, "dir")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES + 1)
+    except OSError as err:
+        raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
+    if len(head) <= _HEAD_BYTES or head.startswith(ZIP_MAGIC):
+        return load_document(path)
+    first = head.split(b"\n", 1)[0]
+    try:
+        value = orjson.loads(first.lstrip(b"\xef\xbb\xbf")) if b"\n" in head else None
+    except orjson.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):  # a multi-line JSON document: read it whole
+        return load_document(path)
+    return Document(path, "jsonl", _parse_lines(head.lstrip(b"\xef\xbb\xbf"), str(path), complete=False))
+
+
+def records_of(doc: Document, what: str):
+    """``(location, value)`` of the conversations of a JSONL file, a JSON list or one object.
+
+    ``location`` is ``("line", n)`` for JSONL and ``("path", "[i]")`` for a JSON list.
+    """
+    if doc.kind == "jsonl":
+        return [(("line", n), v) for n, v in doc.data]
+    if doc.kind == "json" and isinstance(doc.data, list):
+        return [(("path", f"[{i}]"), v) for i, v in enumerate(doc.data)]
+    if doc.kind == "json" and isinstance(doc.data, dict):
+        return [(("line", 1) if doc.single_line else ("path", ""), doc.data)]
+    raise InputError(f"expected {what}", source=doc.source)
+
+
+def where(location, field: str | None = None) -> dict:
+    """Keyword arguments of :class:`InputError` for a location of :func:`records_of`."""
+    kind, value = location
+    if kind == "line":
+        return {"line": value, "field": field}
+    path = value + (f".{field}" if field and value else field or "")
+    return {"line": None, "field": path or None}
+
+
+def normalised(canonical: dict, doc: Document, location) -> dict:
+    """:func:`normalise_conversation` with errors placed at the record's line or JSON path."""
+    try:
+        return normalise_conversation(canonical, source=doc.source)
+    except InputError as err:
+        raise InputError(err.detail, source=doc.source, **where(location, err.field)) from None
+
+
+def position(location, index: int) -> int:
+    """The line of a JSONL record, else its 1-based position (for repeated-id messages)."""
+    return location[1] if location[0] == "line" else index + 1
