@@ -51,7 +51,7 @@ def conversation_lines(results: pd.DataFrame, *, extra: dict | None = None):
     score = np.where(results["label"].to_numpy(object) == "ESC", results["u"].astype("Float64").to_numpy(float, na_value=np.nan),
                      results["o"].astype("Float64").to_numpy(float, na_value=np.nan))
     scores = [None if np.isnan(s) else int(s) for s in score]
-    extra = {k: list(v) for k, v in (extra or {}).items()}
+    extra = {k: np.asarray(v).tolist() for k, v in (extra or {}).items()}
     names = [n for n in LINE_FIELDS if n != "cells"]
     for i in range(len(results)):
         row = {n: cols[n][i] for n in names}

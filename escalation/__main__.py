@@ -1,0 +1,3 @@
+from escalation.cli import main
+
+main()

@@ -1,0 +1,82 @@
+"""``escalation plan``: JSON contract, sensitivity table and one-line errors."""
+from __future__ import annotations
+
+import sys
+
+import orjson
+import pytest
+
+from escalation.cli import main
+from estimators._planning import plan_difference, plan_interval
+
+
+def _run(monkeypatch, capsys, *args):
+    monkeypatch.setattr(sys, "argv", ["escalation", "plan", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exit_:
+        code = exit_.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_has_the_contract_keys_and_the_planner_values(monkeypatch, capsys):
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--half-width", "0.05", "--rho", "0.1",
+                        "--replicas", "10", "--json")
+    assert code == 0
+    data = orjson.loads(out)
+    assert {"scenarios", "scenarios_normal", "conversations", "deff", "floor"} <= set(data)
+    plan = plan_interval(0.1, rho=0.1, replicas=10, half_width=0.05)
+    assert data["scenarios"] == plan.scenarios and data["conversations"] == plan.conversations
+    assert data["deff"] == pytest.approx(1.9) and data["floor"] == pytest.approx(plan.floor)
+    rhos = [row["rho"] for row in data["sensitivity"]]
+    assert rhos == sorted(rhos) and 0.1 in rhos and 0.5 in rhos
+    by_rho = {row["rho"]: row["scenarios"] for row in data["sensitivity"]}
+    assert by_rho[0.2] == plan_interval(0.1, rho=0.2, replicas=10, half_width=0.05).scenarios
+
+
+def test_solving_for_replicas_marks_unreachable_rho_as_null(monkeypatch, capsys):
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--half-width", "0.05", "--rho", "0.1",
+                        "--scenarios", "20", "--json", "--rho-grid", "0,0.5")
+    assert code == 0
+    data = orjson.loads(out)
+    assert data["solved_for"] == "replicas" and data["scenarios"] == 20
+    rows = {row["rho"]: row for row in data["sensitivity"]}
+    assert set(rows) == {0.0, 0.1, 0.5}
+    assert rows[0.5].get("replicas") is None  # floor 69 > 20 scenarios: unreachable
+
+
+def test_tables_are_printed(monkeypatch, capsys):
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--rho", "0.1", "--scenarios", "27",
+                        "--replicas", "10")
+    assert code == 0
+    assert "solved for half_width" in out and "Sensitivity to rho" in out and "Floor" in out
+
+
+def test_power_plan_json(monkeypatch, capsys):
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--p-b", "0.2", "--power", "0.8",
+                        "--rho", "0.05", "--replicas", "10", "--correlation", "0.5", "--json")
+    assert code == 0
+    designs = orjson.loads(out)["designs"]
+    assert designs["unpaired"]["scenarios"] == 29  # Donner-Klar 28.45 per arm, rounded up
+    assert designs["paired"]["scenarios"] == plan_difference(
+        0.1, 0.2, rho=0.05, replicas=10, power=0.8, correlation=0.5).scenarios
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--p", "0.1", "--rho", "0.1", "--replicas", "10"],
+     "escalation plan: give exactly two of --scenarios, --replicas and --half-width"),
+    (["--p", "0.1", "--rho", "0.1", "--replicas", "10", "--half-width", "0.7"],
+     "escalation plan: half_width must lie in (0, 0.5)"),
+    (["--p", "0.1", "--rho", "0.1", "--scenarios", "5", "--half-width", "0.05"],
+     "escalation plan: no number of replicas reaches the target with scenarios=5"),
+    (["--p", "0.1", "--p-b", "0.2", "--rho", "0.1", "--replicas", "10", "--half-width", "0.05",
+      "--power", "0.8"], "escalation plan: --half-width and --paired-figure do not apply"),
+    (["--p", "0.1", "--rho", "0.1", "--replicas", "2", "--half-width", "0.05", "--rho-grid", "a"],
+     "escalation plan: --rho-grid must be numbers"),
+])
+def test_bad_input_is_a_one_line_error_with_exit_code_2(monkeypatch, capsys, args, message):
+    code, out, err = _run(monkeypatch, capsys, *args)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1
