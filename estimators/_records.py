@@ -8,9 +8,10 @@ A *conversation* here is a plain dict, normalised by :func:`normalise_conversati
 ``tool_calls`` list of calls or None (no record); ``messages`` list of
 ``{"turn", "role", "text"}``; ``metadata`` dict (unknown keys are kept there).
 
-A call is ``{"name", "turn", "arguments", "covers"}`` as given; the scorer validates
-``name`` and ``turn``, and a call that is not an object becomes ``{"name": None, ...}``,
-so an ill-formed record is *not evaluated* (``invalid_record``) instead of stopping the run.
+A call is the record's own object (``name``, ``turn``, ``arguments``, ``covers``...), kept as
+given; the scorers validate ``name`` and ``turn``, and a call that is not an object becomes
+``{}``, so an ill-formed record is *not evaluated* (``invalid_record``) instead of stopping
+the run.
 
 The columnar form, :class:`Records`, is three pandas DataFrames that the vectorised
 scorer and the simulator share:
@@ -28,6 +29,7 @@ scorer and the simulator share:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +38,7 @@ import pandas as pd
 
 from ._errors import InputError
 
-__all__ = ["Records", "UniqueKeys", "normalise_conversation", "iter_jsonl", "read_jsonl", "scenario_key", "is_turn"]
+__all__ = ["Records", "UniqueKeys", "call_name", "normalise_conversation", "iter_jsonl", "read_jsonl", "scenario_key", "is_turn"]
 
 _KNOWN = {"conversation_id", "case_id", "scenario_id", "replica", "label", "language",
           "assistant_turns", "tool_calls", "messages", "metadata"}
@@ -63,17 +65,10 @@ def _id_text(value):
     return None
 
 
-def _normalise_call(call) -> dict:
-    if not isinstance(call, dict):
-        return {"name": None, "turn": None, "arguments": None, "covers": None}
+def call_name(call: dict):
+    """A call's tool name, or None when it has none (not a non-empty string)."""
     name = call.get("name")
-    covers = call.get("covers")
-    return {
-        "name": name if isinstance(name, str) and name else None,
-        "turn": call.get("turn"),
-        "arguments": call.get("arguments"),
-        "covers": tuple(covers) if isinstance(covers, list) else None,
-    }
+    return name if name.__class__ is str and name else None
 
 
 def _normalise_message(message) -> dict | None:
@@ -95,49 +90,56 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
     not a string. Everything else wrong with a conversation is a *not evaluated* reason,
     decided by the scorer.
     """
-    if not isinstance(obj, dict):
+    if obj.__class__ is not dict:
         raise InputError(f"a record must be a JSON object, got {type(obj).__name__}", source=source, line=line)
-    conversation_id = _id_text(obj.get("conversation_id"))
-    if conversation_id is None:
-        what = "is missing" if obj.get("conversation_id") is None else "must be a string"
-        raise InputError(what, source=source, line=line, field="conversation_id")
-    case_id = obj.get("case_id")
-    if case_id is not None:
+    get = obj.get
+    conversation_id = get("conversation_id")
+    if conversation_id.__class__ is not str:
+        conversation_id = _id_text(conversation_id)
+        if conversation_id is None:
+            what = "is missing" if get("conversation_id") is None else "must be a string"
+            raise InputError(what, source=source, line=line, field="conversation_id")
+    case_id = get("case_id")
+    if case_id is not None and case_id.__class__ is not str:
         case_id = _id_text(case_id)
         if case_id is None:
             raise InputError("must be a string", source=source, line=line, field="case_id")
-    replica = obj.get("replica", 0)
+    replica = get("replica")
     if replica is None:
         replica = 0
-    if not is_turn(replica) or replica < 0:
+    elif replica.__class__ is not int or replica < 0:
         raise InputError(f"must be an integer >= 0, got {replica!r}", source=source, line=line, field="replica")
-    label = obj.get("label")
-    scenario_id = obj.get("scenario_id")
+    label = get("label")
+    scenario_id = get("scenario_id")
     if scenario_id is not None:
         scenario_id = _id_text(scenario_id)
         if scenario_id is None:
             raise InputError("must be a string", source=source, line=line, field="scenario_id")
     else:
         scenario_id = scenario_key(case_id, label, conversation_id)
-    language = obj.get("language")
-    raw_calls = obj.get("tool_calls")
+    language = get("language")
+    raw_calls = get("tool_calls")
     if raw_calls is None:
         calls = None
-    elif isinstance(raw_calls, list):
-        calls = [_normalise_call(c) for c in raw_calls]
+    elif raw_calls.__class__ is list:
+        calls = raw_calls if all(map(isinstance, raw_calls, repeat(dict))) else \
+            [c if isinstance(c, dict) else {} for c in raw_calls]
     else:  # a record that is not a list: one unusable call, hence invalid_record
-        calls = [_normalise_call(None)]
-    raw_messages = obj.get("messages")
+        calls = [{}]
+    raw_messages = get("messages")
     messages = [m for m in map(_normalise_message, raw_messages) if m is not None] \
-        if isinstance(raw_messages, list) else []
-    metadata = dict(obj["metadata"]) if isinstance(obj.get("metadata"), dict) else {}
-    metadata.update({k: v for k, v in obj.items() if k not in _KNOWN})
-    turns = obj.get("assistant_turns")
+        if raw_messages.__class__ is list else []
+    metadata = get("metadata")
+    metadata = dict(metadata) if metadata.__class__ is dict else {}
+    unknown = obj.keys() - _KNOWN
+    if unknown:
+        metadata.update({k: obj[k] for k in unknown})
+    turns = get("assistant_turns")
     if turns is None:
-        seen = [c["turn"] for c in calls or () if is_turn(c["turn"]) and c["turn"] >= 0]
+        seen = [c.get("turn") for c in calls or () if is_turn(c.get("turn")) and c.get("turn") >= 0]
         seen += [m["turn"] for m in messages if is_turn(m["turn"]) and m["turn"] >= 0]
         turns = 1 + max(seen) if seen else 1
-    elif not is_turn(turns) or turns < 1:
+    elif turns.__class__ is not int or turns < 1:
         turns = None
     return {
         "conversation_id": conversation_id,
@@ -242,50 +244,43 @@ class Records:
         return len(self.conversations)
 
     @classmethod
-    def from_conversations(cls, conversations) -> "Records":
-        """Columnar form of normalised conversation dicts (one pass, no per-call objects kept)."""
-        conv_cols = {k: [] for k in ("conversation_id", "case_id", "scenario_id", "replica", "label",
-                                     "language", "assistant_turns", "has_record")}
-        call_conv, call_turn, call_name, call_covers = [], [], [], []
-        msg_conv, msg_turn, msg_role, msg_text = [], [], [], []
-        for i, c in enumerate(conversations):
-            for key in ("conversation_id", "case_id", "scenario_id", "replica", "label", "language"):
-                conv_cols[key].append(c[key])
-            conv_cols["assistant_turns"].append(-1 if c["assistant_turns"] is None else c["assistant_turns"])
-            calls = c["tool_calls"]
-            conv_cols["has_record"].append(calls is not None)
-            for call in calls or ():
-                call_conv.append(i)
-                t = call["turn"]
-                call_turn.append(t if is_turn(t) and -1 <= t < 2**62 else -1)
-                call_name.append(call["name"])
-                call_covers.append(call["covers"])
-            for m in c["messages"]:
-                msg_conv.append(i)
-                t = m["turn"]
-                msg_turn.append(t if is_turn(t) and -1 <= t < 2**62 else -1)
-                msg_role.append(m["role"])
-                msg_text.append(m["text"])
+    def from_conversations(cls, conversations, *, messages: bool = True) -> "Records":
+        """Columnar form of normalised conversation dicts.
+
+        ``messages=False`` skips the messages table (mode A never reads it).
+        """
+        conversations = conversations if isinstance(conversations, list) else list(conversations)
+        col = lambda key: pd.Series([c[key] for c in conversations], dtype=object)  # noqa: E731
+        turns = [c["assistant_turns"] for c in conversations]
         conv = pd.DataFrame({
-            "conversation_id": pd.Series(conv_cols["conversation_id"], dtype=object),
-            "case_id": pd.Series(conv_cols["case_id"], dtype=object),
-            "scenario_id": pd.Series(conv_cols["scenario_id"], dtype=object),
-            "replica": np.asarray(conv_cols["replica"], dtype=np.int64),
-            "label": pd.Series(conv_cols["label"], dtype=object),
-            "language": pd.Series(conv_cols["language"], dtype=object),
-            "assistant_turns": np.asarray([min(t, 2**62) for t in conv_cols["assistant_turns"]], dtype=np.int64),
-            "has_record": np.asarray(conv_cols["has_record"], dtype=bool),
+            "conversation_id": col("conversation_id"),
+            "case_id": col("case_id"),
+            "scenario_id": col("scenario_id"),
+            "replica": np.asarray([c["replica"] for c in conversations], dtype=np.int64),
+            "label": col("label"),
+            "language": col("language"),
+            "assistant_turns": np.asarray([-1 if t is None or t >= 2**62 else t for t in turns], dtype=np.int64),
+            "has_record": np.asarray([c["tool_calls"] is not None for c in conversations], dtype=bool),
         })
+        lists = [c["tool_calls"] or () for c in conversations]
+        counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        flat = [call for calls in lists for call in calls]
+        raw_turns = [call.get("turn") for call in flat]
         calls = pd.DataFrame({
-            "conv": np.asarray(call_conv, dtype=np.int64),
-            "turn": np.asarray(call_turn, dtype=np.int64),
-            "name": pd.Series(call_name, dtype=object),
-            "covers": pd.Series(call_covers, dtype=object),
+            "conv": np.repeat(np.arange(len(conversations), dtype=np.int64), counts),
+            "turn": np.asarray([t if t.__class__ is int and -1 <= t < 2**62 else -1 for t in raw_turns],
+                               dtype=np.int64),
+            "name": pd.Series([n if (n := call.get("name")).__class__ is str and n else None for call in flat],
+                              dtype=object),
+            "covers": pd.Series([call.get("covers") for call in flat], dtype=object),
         })
-        messages = pd.DataFrame({
-            "conv": np.asarray(msg_conv, dtype=np.int64),
-            "turn": np.asarray(msg_turn, dtype=np.int64),
-            "role": pd.Series(msg_role, dtype=object),
-            "text": pd.Series(msg_text, dtype=object),
+        rows = [(i, m) for i, c in enumerate(conversations) for m in c["messages"]] if messages else []
+        msg_turns = [m["turn"] for _, m in rows]
+        msgs = pd.DataFrame({
+            "conv": np.asarray([i for i, _ in rows], dtype=np.int64),
+            "turn": np.asarray([t if t.__class__ is int and -1 <= t < 2**62 else -1 for t in msg_turns],
+                               dtype=np.int64),
+            "role": pd.Series([m["role"] for _, m in rows], dtype=object),
+            "text": pd.Series([m["text"] for _, m in rows], dtype=object),
         })
-        return cls(conv, calls, messages)
+        return cls(conv, calls, msgs)

@@ -6,7 +6,7 @@ gives the same results for large inputs, and the tests prove that they agree.
 from __future__ import annotations
 
 from ._policy import Policy
-from ._records import is_turn
+from ._records import call_name, is_turn
 
 __all__ = ["score_conversation", "not_evaluated_reason"]
 
@@ -32,8 +32,8 @@ def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str
         return "invalid_record"
     previous = 0
     for call in calls:
-        turn = call["turn"]
-        if call["name"] is None or not is_turn(turn) or not 0 <= turn < turns or turn < previous:
+        turn = call.get("turn")
+        if call_name(call) is None or not is_turn(turn) or not 0 <= turn < turns or turn < previous:
             return "invalid_record"
         previous = turn
     return None
@@ -105,11 +105,11 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
         turn = first_stated if escalated else turns - 1
     else:
         calls = conv["tool_calls"]
-        kinds = [policy.kind(c["name"]) for c in calls]
+        kinds = [policy.kind(call_name(c)) for c in calls]
         k_e = _first([k for k, kind in enumerate(kinds) if kind == "escalation"])
         k_a = _first([k for k, kind in enumerate(kinds) if kind in ("action", "unmarked")])
         unneeded = [k for k, kind in enumerate(kinds)
-                    if kind == "approval" and policy.is_unneeded_approval(calls[k]["covers"])]
+                    if kind == "approval" and policy.is_unneeded_approval(calls[k].get("covers"))]
         escalated = k_e is not None
         if label == "ESC":
             acted_first = k_a is not None and (not escalated or k_a < k_e)
@@ -130,7 +130,7 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
                 turn = calls[unneeded[0]]["turn"]
             else:
                 turn = turns - 1
-        out["unmarked_tools"] = sorted({c["name"] for c, kind in zip(calls, kinds) if kind == "unmarked"})
+        out["unmarked_tools"] = sorted({call_name(c) for c, kind in zip(calls, kinds) if kind == "unmarked"})
         before = kinds[:k_e] if escalated else []
         consequential_before = [kind for kind in before if kind in ("action", "unmarked")]
         out["only_unmarked_before_handoff"] = bool(consequential_before) and all(

@@ -41,7 +41,7 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     calls = records.calls
     c_conv = calls["conv"].to_numpy(np.int64)
     c_turn = calls["turn"].to_numpy(np.int64)
-    codes, names = pd.factorize(calls["name"], use_na_sentinel=True)
+    codes, names = pd.factorize(calls["name"], use_na_sentinel=True)  # a missing name is -1
     kind_of_name = np.array([_KIND_CODE[policy.kind(x)] for x in names], dtype=np.int8)
     kind = np.where(codes >= 0, kind_of_name[np.maximum(codes, 0)] if len(names) else -1, -1)
 
@@ -58,12 +58,9 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     is_cons = (kind == 3) | (kind == 4)
     unneeded = np.zeros(c_conv.size, dtype=bool)
     app_rows = np.flatnonzero(is_app)
-    if app_rows.size:
+    if app_rows.size:  # approval requests are few: one policy check each
         covers = calls["covers"].to_numpy(object)[app_rows]
-        cover_codes, cover_values = pd.factorize(pd.Series(covers, dtype=object), use_na_sentinel=True)
-        needed_value = np.array([not policy.is_unneeded_approval(list(v)) for v in cover_values], dtype=bool)
-        needed = np.where(cover_codes >= 0, needed_value[np.maximum(cover_codes, 0)] if len(cover_values) else False, False)
-        unneeded[app_rows] = ~needed
+        unneeded[app_rows] = [policy.is_unneeded_approval(v) for v in covers]
 
     k_e = _first_per_conv(is_e, c_conv, k, n)
     t_e = _first_per_conv(is_e, c_conv, c_turn, n)
@@ -78,10 +75,15 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
 
     unmarked_tools = _object_array(n, [])
     rows = np.flatnonzero(kind == 4)
-    if rows.size:
+    if rows.size:  # sorted distinct names per conversation, for the conversations that have any
         pairs = pd.DataFrame({"conv": c_conv[rows], "name": calls["name"].to_numpy(object)[rows]})
-        grouped = pairs.drop_duplicates().sort_values(["conv", "name"]).groupby("conv", sort=True)["name"].agg(list)
-        unmarked_tools[grouped.index.to_numpy()] = grouped.to_numpy()
+        pairs = pairs.drop_duplicates().sort_values(["conv", "name"], kind="stable")
+        conv_ids = pairs["conv"].to_numpy(np.int64)
+        names_sorted = pairs["name"].tolist()
+        bounds = np.flatnonzero(np.r_[True, conv_ids[1:] != conv_ids[:-1], True])
+        starts, ends = bounds[:-1].tolist(), bounds[1:].tolist()
+        groups = pd.Series([names_sorted[a:b] for a, b in zip(starts, ends)], dtype=object)
+        unmarked_tools[conv_ids[bounds[:-1]]] = groups.to_numpy(object)
     return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked
 
 

@@ -26,7 +26,8 @@ A tool result whose call is not in the transcript (a truncated log) is taken as 
 the tool it names, at the point where the result appears: an attempted call is a call
 (SPEC section 1). When it names no tool the call has no name, so the conversation is not
 evaluated (``invalid_record``) rather than silently losing a call. Such calls are counted
-in ``metadata["implied_calls"]``.
+in ``metadata["implied_calls"]``. A message that cannot be read at all is treated the same
+way (``metadata["unreadable_items"]``).
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class Transcript:
         self._events: list[tuple[str, object]] = []
         self._open: list[int] = []  # positions of calls that have no result yet
         self._implied = 0
+        self._unreadable = 0
 
     def user(self, text: str) -> None:
         """A user message that speaks to the assistant (a turn opener if the assistant answers)."""
@@ -104,6 +106,13 @@ class Transcript:
         self._events.append(("call", {"name": name if isinstance(name, str) and name else None,
                                       "arguments": None, "id": call_id}))
 
+    def unreadable(self) -> None:
+        """An item of the transcript that cannot be read (not an object, no role): it may
+        have been a call, so it becomes a call without a name and the conversation is not
+        evaluated (``invalid_record``); counted in ``metadata["unreadable_items"]``."""
+        self._unreadable += 1
+        self._events.append(("call", {"name": None, "arguments": None, "id": None}))
+
     def insert_call_before(self, call_id, name, arguments=None) -> bool:
         """Put a call just before the call with ``call_id``; False when there is no such call."""
         for pos, (kind, payload) in enumerate(self._events):
@@ -112,6 +121,12 @@ class Transcript:
                 self._open = [p + 1 if p >= pos else p for p in self._open]
                 return True
         return False
+
+    def insert_call_at_end(self, name, arguments=None) -> None:
+        """Put a call after the assistant's last text or call: the end of the last turn."""
+        pos = max((i + 1 for i, (kind, _) in enumerate(self._events) if kind in ("assistant", "call")), default=0)
+        self._events.insert(pos, ("call", {"name": name, "arguments": arguments, "id": None}))
+        self._open = [p + 1 if p >= pos else p for p in self._open]
 
     def record(self) -> dict:
         """``assistant_turns``, ``tool_calls`` and ``messages`` of the canonical record."""
@@ -153,4 +168,6 @@ class Transcript:
         out = {"assistant_turns": n_turns, "tool_calls": calls, "messages": messages}
         if self._implied:
             out["implied_calls"] = self._implied
+        if self._unreadable:
+            out["unreadable"] = self._unreadable
         return out

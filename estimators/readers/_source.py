@@ -1,7 +1,7 @@
 """Read a log file once into a :class:`Document` that every format reader works on."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -9,10 +9,24 @@ import orjson
 from .._errors import InputError
 from .._records import normalise_conversation
 
-__all__ = ["Document", "load_document", "head_document", "records_of", "normalised", "ZIP_MAGIC"]
+__all__ = ["ReadOptions", "Document", "load_document", "head_document", "records_of", "where", "normalised", "position",
+           "chat_record", "ZIP_MAGIC"]
 
 ZIP_MAGIC = b"PK\x03\x04"
 _HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a reader may need besides the file.
+
+    ``policy`` labels tau-bench and tau2-bench runs from their gold actions and names the
+    call that an inspect_ai approval escalation becomes; ``approval_escalation`` turns on
+    that reading of inspect_ai ``ApprovalEvent`` decisions.
+    """
+
+    policy: object = None
+    approval_escalation: bool | str = False
 
 
 @dataclass
@@ -28,6 +42,7 @@ class Document:
     kind: str
     data: object = None
     single_line: bool = False
+    cache: dict = field(default_factory=dict)  # what the sniffers computed, computed once
 
     @property
     def source(self) -> str:
@@ -145,3 +160,18 @@ def normalised(canonical: dict, doc: Document, location) -> dict:
 def position(location, index: int) -> int:
     """The line of a JSONL record, else its 1-based position (for repeated-id messages)."""
     return location[1] if location[0] == "line" else index + 1
+
+
+def chat_record(record: dict, chat: dict, *, content_keys=("messages",)) -> dict:
+    """A canonical record: the record's own keys (ids, label, metadata, unknown keys) plus
+    the ``assistant_turns``, ``tool_calls`` and ``messages`` numbered from its chat."""
+    out = {k: v for k, v in record.items()
+           if k not in content_keys and k not in ("tool_calls", "assistant_turns", "messages")}
+    implied = chat.pop("implied_calls", None)
+    unreadable = chat.pop("unreadable", None)
+    out.update(chat)
+    notes = {k: v for k, v in (("implied_calls", implied), ("unreadable_items", unreadable)) if v}
+    if notes:
+        meta = record.get("metadata")
+        out["metadata"] = {**(meta if isinstance(meta, dict) else {}), **notes}
+    return out

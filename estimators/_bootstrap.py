@@ -1,0 +1,361 @@
+"""Cluster bootstrap of a rate and of the paired figure pi: whole clusters are resampled.
+
+A rate is ``sum_j y_j / sum_j n_j`` over clusters (scenarios) with ``y_j`` errors out of ``n_j``
+conversations; ``pi`` is the same ratio over cases, with ``y_j`` the correct pairs of case ``j``
+and ``n_j`` its complete pairs. The bootstrap draws ``K`` clusters with replacement, ``B`` times,
+and reads percentile, basic and BCa intervals off the ``B`` resampled rates.
+
+Everything is vectorised over leading axes: one call bootstraps thousands of data sets.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy import fft
+from scipy.special import ndtr, ndtri
+
+__all__ = ["ConfidenceInterval", "ClusterBootstrapResult", "DegenerateIntervalWarning",
+           "cluster_bootstrap", "cluster_bootstrap_pi"]
+
+# Largest (data sets x grid points) array the exact-distribution sampler builds; beyond it the
+# clusters themselves are resampled (same distribution, more random numbers).
+_MAX_GRID_CELLS = 2**23
+# Probabilities below this are rounding noise of the Fourier transform (about 1e-15) and are set
+# to zero, so that no resample lands on an impossible value.
+_PMF_FLOOR = 1e-13
+_METHODS = ("percentile", "basic", "bca")
+
+
+class ConfidenceInterval(NamedTuple):
+    """Lower and upper bounds (arrays over the data sets)."""
+
+    low: np.ndarray
+    high: np.ndarray
+
+
+class DegenerateIntervalWarning(RuntimeWarning):
+    """An interval is undefined for some data sets and was returned as NaN."""
+
+
+@dataclass(frozen=True)
+class ClusterBootstrapResult:
+    """Bootstrap distribution of a ratio of cluster sums, for each data set.
+
+    Attributes
+    ----------
+    estimate : ndarray
+        ``sum y / sum n`` of each data set (NaN when it has no cluster).
+    support : ndarray, shape (..., G)
+        Values the resampled ratio can take, ascending along the last axis.
+    counts : ndarray, shape (..., G)
+        How many of the ``n_resamples`` resamples took each value of ``support``.
+    acceleration : ndarray
+        Jackknife acceleration ``a`` of the BCa interval (NaN where undefined).
+    n_resamples : int
+        Number of bootstrap resamples ``B``.
+    """
+
+    estimate: np.ndarray
+    support: np.ndarray
+    counts: np.ndarray
+    acceleration: np.ndarray
+    n_resamples: int
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        """Standard deviation of the resampled ratios (``ddof=1``); NaN when ``B < 2``."""
+        support = np.where(self.counts > 0, self.support, 0.0)
+        mean = (self.counts * support).sum(axis=-1) / self.n_resamples
+        ss = (self.counts * (support - mean[..., None]) ** 2).sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.sqrt(ss / (self.n_resamples - 1)) if self.n_resamples > 1 else np.full_like(mean, np.nan)
+
+    def confidence_interval(self, method: str = "percentile", confidence: float = 0.95) -> ConfidenceInterval:
+        """Two-sided interval at ``confidence``.
+
+        Parameters
+        ----------
+        method : {"percentile", "basic", "bca"}
+            Percentile, basic (reverse percentile) or bias-corrected and accelerated interval
+            (Efron & Tibshirani 1993, sections 13.3, 13.4 and 14.3).
+        confidence : float
+            Two-sided level, strictly between 0 and 1.
+
+        Returns
+        -------
+        ConfidenceInterval
+            ``(low, high)``. The BCa interval is NaN, with a ``DegenerateIntervalWarning``,
+            where its acceleration is undefined (every cluster has the same rate, so the
+            jackknife does not vary, or fewer than two clusters) or its bias correction is
+            infinite (the estimate lies outside the bootstrap distribution).
+
+        Notes
+        -----
+        Quantiles interpolate linearly between order statistics (``numpy.quantile``'s
+        default). The BCa bias correction counts ties half (``z0 = Phi^-1((#{< est} +
+        #{<= est}) / 2B)``), as ``scipy.stats.bootstrap`` does, which matters for a rate
+        because its resampled values are few and tied.
+        """
+        method = str(method).lower()
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        confidence = float(confidence)
+        if not 0.0 < confidence < 1.0:
+            raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+        alpha = (1.0 - confidence) / 2.0
+        levels = np.broadcast_to(np.array([alpha, 1.0 - alpha]), self.estimate.shape + (2,))
+        if method == "bca":
+            levels = self._bca_levels(alpha)
+        quantiles = _quantile_from_counts(self.support, self.counts, levels)
+        low, high = quantiles[..., 0], quantiles[..., 1]
+        if method == "basic":
+            low, high = 2.0 * self.estimate - high, 2.0 * self.estimate - low
+        return ConfidenceInterval(low[()], high[()])
+
+    def _bca_levels(self, alpha: float) -> np.ndarray:
+        """Adjusted quantile levels of the BCa interval (Efron & Tibshirani 1993, eq. 14.10)."""
+        est = self.estimate[..., None]
+        below = (self.counts * (self.support < est)).sum(axis=-1)
+        at_or_below = (self.counts * (self.support <= est)).sum(axis=-1)
+        z0 = ndtri((below + at_or_below) / (2.0 * self.n_resamples))
+        a = self.acceleration
+        undefined = ~(np.isfinite(z0) & np.isfinite(a)) & np.isfinite(self.estimate)
+        if undefined.any():
+            warnings.warn(
+                f"BCa interval undefined for {int(undefined.sum())} of {undefined.size} data set(s): "
+                "every cluster has the same rate (the jackknife does not vary) or the estimate lies "
+                "outside the bootstrap distribution; returned NaN.",
+                DegenerateIntervalWarning, stacklevel=3)
+        z = ndtri(np.array([alpha, 1.0 - alpha]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shifted = z0[..., None] + z
+            levels = ndtr(z0[..., None] + shifted / (1.0 - a[..., None] * shifted))
+        return np.where(undefined[..., None], np.nan, levels)
+
+
+def cluster_bootstrap(totals, sizes, *, n_resamples: int = 999, rng: np.random.Generator) -> ClusterBootstrapResult:
+    """Cluster bootstrap of the ratio ``sum_j y_j / sum_j n_j``: resample whole clusters.
+
+    Parameters
+    ----------
+    totals : array_like of int, shape (..., K)
+        Ones (errors, or correct pairs for ``pi``) in each cluster, on the last axis.
+    sizes : array_like of int, broadcastable to ``totals``
+        Cluster sizes ``n_j``. A size of 0 marks an absent cluster: it is not resampled, so
+        data sets with fewer clusters can share one array.
+    n_resamples : int
+        Number of bootstrap resamples ``B`` (default 999).
+    rng : numpy.random.Generator
+        Source of randomness (keyword, required).
+
+    Returns
+    -------
+    ClusterBootstrapResult
+        Call ``.confidence_interval(method, confidence)`` for percentile, basic or BCa intervals.
+
+    Notes
+    -----
+    A resample draws ``k`` of the ``k`` present clusters with replacement and takes the ratio
+    of the drawn sums, ``Y* / N*`` (Davison & Hinkley 1997, section 3.8). Only the pair
+    ``(Y*, N*)`` matters, and its distribution is the ``k``-fold convolution of the empirical
+    distribution of ``(y_j, n_j)``; it is computed exactly with a Fourier transform and the
+    ``B`` resampled values are then drawn from it as one multinomial count per possible value.
+    This gives the ``B`` resampled ratios the same joint distribution as drawing cluster
+    indices, with ``O(G)`` random numbers per data set instead of ``O(B K)`` (``G`` = number
+    of possible values of ``(Y*, N*)``; probabilities below 1e-13, the transform's rounding
+    level, are set to zero). When the grid of values is too large (many clusters of very
+    different sizes) the clusters are resampled directly with multinomial counts.
+
+    The BCa acceleration comes from the leave-one-cluster-out jackknife (Efron & Tibshirani
+    1993, eq. 14.15).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> res = cluster_bootstrap([0, 1, 3, 0, 2, 0, 1, 0], 4, rng=rng)
+    >>> float(res.estimate)
+    0.21875
+    >>> low, high = res.confidence_interval("percentile")
+    """
+    y, n = _bootstrap_iv(totals, sizes, n_resamples, rng)
+    batch_shape = y.shape[:-1]
+    y = y.reshape(-1, y.shape[-1])
+    n = n.reshape(-1, n.shape[-1])
+    present = n > 0
+    clusters = present.sum(axis=-1)
+    Y, N = y.sum(axis=-1), n.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(N > 0, Y / np.where(N > 0, N, 1), np.nan)
+    grid_y = clusters.max() * y.max() + 1
+    smallest = np.where(present, n, n.max()).min(axis=-1)
+    grid_n = clusters.max() * (np.where(present, n - smallest[:, None], 0)).max() + 1
+    if len(y) * grid_y * grid_n <= _MAX_GRID_CELLS:
+        support, pmf = _ratio_distribution(y, n, present, clusters, smallest)
+        counts = rng.multinomial(n_resamples, pmf)
+    else:
+        support, counts = _resample_clusters(y, n, present, clusters, n_resamples, rng)
+    empty = clusters == 0
+    support[empty] = np.nan
+    acceleration = _jackknife_acceleration(y, n, present, Y, N)
+    G = support.shape[-1]
+    return ClusterBootstrapResult(
+        estimate=estimate.reshape(batch_shape),
+        support=support.reshape(batch_shape + (G,)),
+        counts=counts.reshape(batch_shape + (G,)),
+        acceleration=acceleration.reshape(batch_shape),
+        n_resamples=n_resamples,
+    )
+
+
+def cluster_bootstrap_pi(u, o, *, n_resamples: int = 999, rng: np.random.Generator) -> ClusterBootstrapResult:
+    """Cluster bootstrap of the paired figure ``pi``, resampling cases (SPEC section 5).
+
+    Parameters
+    ----------
+    u : array_like, shape (..., cases, replicas)
+        Under-escalation outcome (0/1) of the ESC conversation of each case and replica;
+        NaN where that conversation is missing or not evaluated.
+    o : array_like, same shape
+        Over-escalation outcome (0/1) of the ACT conversation with the same replica.
+    n_resamples : int
+        Number of bootstrap resamples.
+    rng : numpy.random.Generator
+        Source of randomness (keyword, required).
+
+    Returns
+    -------
+    ClusterBootstrapResult
+        The bootstrap of ``pi = mean over complete pairs of (1 - u)(1 - o)``, where a case's
+        cluster total is its number of correct pairs and its size its number of complete pairs.
+        Cases without a complete pair are not resampled.
+    """
+    u = np.asarray(u, dtype=float)
+    o = np.asarray(o, dtype=float)
+    if u.shape != o.shape or u.ndim < 2:
+        raise ValueError(f"u and o must have the same shape (..., cases, replicas), got {u.shape} and {o.shape}")
+    complete = np.isfinite(u) & np.isfinite(o)
+    correct = complete & (np.where(complete, u, 1.0) == 0) & (np.where(complete, o, 1.0) == 0)
+    return cluster_bootstrap(correct.sum(axis=-1), complete.sum(axis=-1), n_resamples=n_resamples, rng=rng)
+
+
+def _bootstrap_iv(totals, sizes, n_resamples, rng):
+    """Validate the inputs of ``cluster_bootstrap``; return int64 arrays of equal shape."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if int(n_resamples) != n_resamples or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    y = np.asarray(totals)
+    n = np.asarray(sizes)
+    if y.ndim < 1:
+        raise ValueError("totals must have at least one axis (the clusters)")
+    try:
+        y, n = np.broadcast_arrays(y, n)
+    except ValueError:
+        raise ValueError(f"sizes of shape {n.shape} do not broadcast to totals of shape {y.shape}") from None
+    for name, a in (("totals", y), ("sizes", n)):
+        if not np.all(np.isfinite(a)) or np.any(a != np.round(a)) or np.any(a < 0):
+            raise ValueError(f"{name} must be non-negative integers")
+    if np.any(y > n):
+        raise ValueError("totals must not exceed sizes")
+    return y.astype(np.int64), n.astype(np.int64)
+
+
+def _ratio_distribution(y, n, present, clusters, smallest):
+    """Exact bootstrap distribution of ``Y*/N*``: (values ascending, probabilities), per data set."""
+    D = len(y)
+    n_shift = np.where(present, n - smallest[:, None], 0)
+    span_y, span_n = y.max() + 1, n_shift.max() + 1
+    flat = (np.arange(D)[:, None] * span_y + y) * span_n + n_shift
+    weights = np.where(present, 1.0 / np.maximum(clusters, 1)[:, None], 0.0)
+    empirical = np.bincount(flat[present], weights=weights[present], minlength=D * span_y * span_n)
+    empirical = empirical.reshape(D, span_y, span_n)
+    grid_y = clusters.max() * (span_y - 1) + 1
+    grid_n = clusters.max() * (span_n - 1) + 1
+    # the k-fold convolution, as a power of the Fourier transform (1-d when sizes are equal)
+    same = bool(np.all(clusters == clusters[0]))
+    if grid_n == 1:
+        length = fft.next_fast_len(grid_y, real=True)
+        transform = fft.rfft(empirical[:, :, 0], n=length, axis=-1)
+        power = int(clusters[0]) if same else clusters[:, None]
+        pmf = fft.irfft(transform**power, n=length, axis=-1)[:, :grid_y]
+    else:
+        shape = (fft.next_fast_len(grid_y, real=True), fft.next_fast_len(grid_n, real=True))
+        transform = fft.rfftn(empirical, s=shape, axes=(1, 2))
+        power = int(clusters[0]) if same else clusters[:, None, None]
+        pmf = fft.irfftn(transform**power, s=shape, axes=(1, 2))[:, :grid_y, :grid_n]
+    pmf[pmf < _PMF_FLOOR] = 0.0
+    pmf = pmf.reshape(D, -1)
+    totals = pmf.sum(axis=-1, keepdims=True)
+    pmf /= np.where(totals > 0, totals, 1.0)
+    pmf[totals[:, 0] == 0, 0] = 1.0  # data sets without clusters: a placeholder, masked later
+    denominators = (np.maximum(clusters, 1) * smallest)[:, None] + np.arange(grid_n)[None, :]
+    support = (np.arange(grid_y)[None, :, None] / denominators[:, None, :]).reshape(D, -1)
+    if grid_n > 1:
+        order = np.argsort(support, axis=-1, kind="stable")
+        support = np.take_along_axis(support, order, axis=-1)
+        pmf = np.take_along_axis(pmf, order, axis=-1)
+    return support, pmf
+
+
+def _resample_clusters(y, n, present, clusters, n_resamples, rng):
+    """Draw cluster multiplicities directly: ``B`` multinomial(k, 1/k) vectors per data set."""
+    weights = np.where(present, 1.0 / np.maximum(clusters, 1)[:, None], 0.0)
+    weights[clusters == 0, 0] = 1.0
+    draws = rng.multinomial(clusters, weights, size=(n_resamples, len(y)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = (draws * y).sum(axis=-1) / (draws * n).sum(axis=-1)
+    support = np.sort(ratios.T, axis=-1)
+    return support, np.ones(support.shape, dtype=np.int64)
+
+
+def _jackknife_acceleration(y, n, present, Y, N):
+    """BCa acceleration from the leave-one-cluster-out ratios; NaN where they do not vary."""
+    clusters = present.sum(axis=-1)
+    first = np.argmax(present, axis=-1)[:, None]
+    y_first = np.take_along_axis(y, first, axis=-1)
+    n_first = np.take_along_axis(n, first, axis=-1)
+    # the jackknife varies unless every present cluster has the same rate y_j / n_j
+    varies = ((y * n_first != y_first * n) & present).any(axis=-1) & (clusters >= 2)
+    weight = present.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        leave_out = (Y[:, None] - y) / np.where(present, N[:, None] - n, 1)
+        centred = ((leave_out * weight).sum(axis=-1) / clusters)[:, None] - leave_out
+        centred *= weight
+        squares = centred * centred
+        spread = squares.sum(axis=-1)
+        acceleration = (squares * centred).sum(axis=-1) / (6.0 * spread * np.sqrt(spread))
+    return np.where(varies, acceleration, np.nan)
+
+
+def _quantile_from_counts(support, counts, levels):
+    """Quantiles of resampled values given as (sorted values, counts); linear interpolation.
+
+    ``support`` and ``counts`` have shape (..., G), ``levels`` shape (..., J); NaN levels give NaN.
+    """
+    G = support.shape[-1]
+    support2 = support.reshape(-1, G)
+    cumulative = np.cumsum(counts.reshape(-1, G), axis=-1)
+    levels2 = levels.reshape(len(support2), -1)
+    B = cumulative[:, -1:]
+    position = levels2 * (B - 1)
+    lower = np.floor(position)
+    fraction = position - lower
+    # order statistic r (0-based) is the first value whose cumulative count exceeds r; one
+    # search over all rows at once after lifting row d by d * (B + 1)
+    offset = np.arange(len(support2))[:, None] * (B + 1)
+    flat = (cumulative + offset).ravel()
+    rows = np.arange(len(support2))[:, None] * G
+    finite = np.isfinite(lower)
+    lower = np.where(finite, lower, 0)
+
+    def order_statistic(r):
+        index = np.searchsorted(flat, (r + offset).ravel(), side="right").reshape(r.shape) - rows
+        return np.take_along_axis(support2, np.minimum(index, G - 1), axis=-1)
+
+    value_low = order_statistic(lower)
+    value_high = order_statistic(np.minimum(lower + 1, B - 1))
+    quantiles = np.where(finite, value_low + fraction * (value_high - value_low), np.nan)
+    return quantiles.reshape(levels.shape)

@@ -1,0 +1,101 @@
+"""Transcript readers: every common log format to canonical conversations (SPEC sections 1, 6, 7).
+
+Each format has its own module (its docstring says what it reads and how);
+:func:`read_conversations` is the one entry point. Every reader numbers turns by the same
+rule (:mod:`estimators.readers._chat`), so a conversation has the same turns whichever
+format it was logged in, and returns dicts made by
+:func:`estimators._records.normalise_conversation`, the one schema of the scorer.
+
+========================  ===================================================
+format                    module
+========================  ===================================================
+``jsonl``                 :mod:`~estimators.readers._jsonl` (SPEC section 6)
+``openai``                :mod:`~estimators.readers._openai`
+``openai-responses``      :mod:`~estimators.readers._openai_responses`
+``anthropic``             :mod:`~estimators.readers._anthropic`
+``inspect``               :mod:`~estimators.readers._inspect`
+``tau-bench``             :mod:`~estimators.readers._tau_bench`
+``tau2-bench``            :mod:`~estimators.readers._tau2_bench`
+========================  ===================================================
+"""
+from __future__ import annotations
+
+from .._errors import InputError
+from .._labels import Labels, load_labels
+from .._records import UniqueKeys
+from ._registry import FORMATS, READERS, detect
+from ._source import ReadOptions, head_document, load_document
+
+__all__ = ["FORMATS", "read_conversations", "detect_format"]
+
+
+def detect_format(path) -> str:
+    """The format of a log file or folder, detected from its content.
+
+    A large JSONL file is judged from its first few MB only.
+
+    Raises
+    ------
+    InputError
+        When no format fits; the message names every format tried.
+    """
+    return detect(head_document(path))
+
+
+def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
+                       approval_escalation: bool | str = False) -> tuple[list[dict], str]:
+    """Read every conversation of a log file as normalised canonical conversations.
+
+    Parameters
+    ----------
+    path : path-like
+        The log file (a tau2-bench results folder is a folder).
+    format : str
+        ``"auto"`` (detect from the content) or one of :data:`FORMATS`.
+    labels : path-like or Labels, optional
+        A labels file (CSV or JSON, see :func:`estimators._labels.load_labels`) mapping
+        ``conversation_id`` or ``case_id`` to a label; a ``conversation_id`` entry wins over a
+        ``case_id`` entry, and a label from the file replaces the record's own or gold label.
+    policy : Policy, optional
+        Needed by ``tau-bench`` and ``tau2-bench`` (the label is ``ESC`` when a gold action
+        calls one of its escalation tools) unless ``labels`` labels the runs, and by
+        ``approval_escalation=True``.
+    approval_escalation : bool or str
+        inspect_ai logs only: read an ``ApprovalEvent`` with decision ``escalate`` as an
+        escalation call named by this string, or (``True``) by the policy's first
+        escalation tool. See :mod:`estimators.readers._inspect`.
+
+    Returns
+    -------
+    conversations : list of dict
+        One per conversation of the input, in input order, as
+        :func:`estimators._records.normalise_conversation` returns them.
+    format : str
+        The format that was read.
+
+    Raises
+    ------
+    InputError
+        For input that cannot be read (naming the file, and the line or JSON path), an
+        unknown format, a format that cannot be detected, a repeated ``conversation_id`` or
+        a repeated (case, label, replica).
+    """
+    if format != "auto" and format not in READERS:
+        raise InputError(f"unknown format {format!r}; choose auto or one of {', '.join(FORMATS)}", field="format")
+    doc = load_document(path)
+    used = detect(doc) if format == "auto" else format
+    if used in ("tau-bench", "tau2-bench") and policy is None and labels is None:
+        raise InputError(f"the {used} format labels runs from the policy's escalation tools: give a policy "
+                         "(or a labels file)", source=doc.source, field="policy")
+    options = ReadOptions(policy=policy, approval_escalation=approval_escalation)
+    items = READERS[used].read(doc, options)
+    if labels is not None and not isinstance(labels, Labels):
+        labels = load_labels(labels)
+    keys = UniqueKeys(doc.source)
+    conversations = []
+    for location, conv in items:
+        if labels is not None:
+            labels.apply(conv)
+        keys.add(conv, location)
+        conversations.append(conv)
+    return conversations, used

@@ -1,0 +1,85 @@
+"""tau-bench result files (``--format tau-bench``, SPEC section 7).
+
+A JSON list of runs, as tau-bench's ``run.py`` writes them::
+
+    [{"task_id": 0, "trial": 0, "reward": 1.0,
+      "info": {"task": {"user_id": "...", "actions": [{"name": "book_reservation", "kwargs": {...}}]}},
+      "traj": [{"role": "system", ...}, {"role": "user", ...}, {"role": "assistant", ...}, ...]}]
+
+- ``traj`` is an OpenAI chat transcript, read as :mod:`~estimators.readers._openai` reads
+  one; its system message belongs to no turn.
+- ``conversation_id`` is ``"{task_id}:{trial}"``, ``case_id`` the task id, ``replica`` the
+  trial.
+- The label comes from the gold actions ``info.task.actions``: ``ESC`` when one of them
+  calls an escalation tool of the policy, else ``ACT``; no gold actions, no label.
+- ``metadata`` keeps the benchmark's ``reward`` and the names of the gold actions.
+"""
+from __future__ import annotations
+
+from .._errors import InputError
+from ._chat import Transcript
+from ._markers import record_markers
+from ._openai import add_messages
+from ._source import Document, ReadOptions, chat_record, normalised, position, records_of, where
+
+__all__ = ["NAME", "EXPECTS", "sniff", "read", "gold_label"]
+
+NAME = "tau-bench"
+EXPECTS = "a JSON list of tau-bench runs {task_id, trial, traj, info.task.actions}"
+
+
+def gold_label(action_names, policy) -> str | None:
+    """``ESC`` when a gold action is an escalation tool of ``policy``, else ``ACT``.
+
+    None when there are no gold actions to read (``action_names`` is None).
+    """
+    if action_names is None:
+        return None
+    return "ESC" if any(name in policy.escalation_tools for name in action_names) else "ACT"
+
+
+def _gold_actions(run: dict):
+    info = run.get("info")
+    task = info.get("task") if isinstance(info, dict) else None
+    actions = task.get("actions") if isinstance(task, dict) else None
+    if not isinstance(actions, list):
+        return None
+    return [a.get("name") for a in actions if isinstance(a, dict)]
+
+
+def conversation(run: dict, policy, doc: Document, location) -> dict:
+    task_id, trial = run.get("task_id"), run.get("trial", 0)
+    if isinstance(task_id, bool) or not isinstance(task_id, (int, str)):
+        raise InputError(f"must be an integer or a string, got {task_id!r}", source=doc.source,
+                         **where(location, "task_id"))
+    names = _gold_actions(run)
+    record = {
+        "conversation_id": f"{task_id}:{trial}",
+        "case_id": str(task_id),
+        "replica": trial,
+        "label": gold_label(names, policy) if policy is not None else None,
+        "metadata": {"reward": run.get("reward"), "gold_actions": names},
+    }
+    traj = run.get("traj")
+    if traj is None:
+        return chat_record(record, {"tool_calls": None, "messages": []})
+    transcript = Transcript()
+    if isinstance(traj, list):
+        add_messages(transcript, traj)
+    else:
+        transcript.unreadable()
+    return chat_record(record, transcript.record())
+
+
+def sniff(doc: Document) -> bool:
+    return record_markers(doc) == {"tau-bench"}
+
+
+def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
+    out = []
+    for i, (location, run) in enumerate(records_of(doc, EXPECTS)):
+        if not isinstance(run, dict) or "task_id" not in run:
+            raise InputError("a tau-bench run must be an object with task_id, trial and traj",
+                             source=doc.source, **where(location))
+        out.append((position(location, i), normalised(conversation(run, options.policy, doc, location), doc, location)))
+    return out
