@@ -359,7 +359,13 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
                          source=f"{names[0]} vs {names[1]}")
     _match_scenarios(a, b, names)
     rng = np.random.default_rng(seed) if rng is None else rng
-    summaries = [summarise(frame, confidence=confidence, rho=rho) for frame in (a, b)]
+    summaries = []
+    for frame, folder in ((a, a_dir), (b, b_dir)):
+        try:
+            summaries.append(summarise(frame, confidence=confidence, rho=rho))
+        except InputError as err:
+            raise InputError(err.detail, source=str(Path(folder) / "conversations.jsonl"),
+                             field=err.field) from None
     cases = _case_of_scenario((a, b))
 
     per_metric = []
@@ -374,8 +380,9 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
     totals = np.stack([t.reindex(units, fill_value=0.0).to_numpy(float).T for t in per_metric])
     if units:
         boots = paired_cluster_bootstrap(*totals.transpose(1, 0, 2), n_resamples=n_boot, rng=rng)
-        boot = [tuple(float(x) for x in b.confidence_interval(method, confidence)) for b in boots]
         undefined = [n_boot - int(b.counts.sum()) for b in boots]
+        boot = [tuple(float(x) for x in b.confidence_interval(method, confidence))
+                if missing < n_boot else (np.nan, np.nan) for b, missing in zip(boots, undefined)]
     else:
         boot, undefined = [(np.nan, np.nan)] * 3, [n_boot] * 3
 

@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from escalation.cli import main
-from estimators._planning import plan_difference, plan_interval
+from estimators._planning import plan_difference, plan_interval, plan_paired_figure
 
 
 def _run(monkeypatch, capsys, *args):
@@ -52,6 +52,15 @@ def test_tables_are_printed(monkeypatch, capsys):
                         "--replicas", "10")
     assert code == 0
     assert "solved for half_width" in out and "Sensitivity to rho" in out and "Floor" in out
+
+
+def test_paired_figure_plans_cases(monkeypatch, capsys):
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.8", "--half-width", "0.05", "--rho", "0.1",
+                        "--replicas", "3", "--paired-figure", "--json")
+    assert code == 0
+    data = orjson.loads(out)
+    assert data["cases"] == plan_paired_figure(0.8, rho=0.1, replicas=3, half_width=0.05).cases
+    assert data["conversations"] == 6 * data["cases"] and data["solved_for"] == "cases"
 
 
 def test_power_plan_json(monkeypatch, capsys):

@@ -24,12 +24,12 @@ def _rho_grid(text: str, rho: float) -> list[float]:
     return sorted(values | {float(rho)})
 
 
-def _plan_or_none(make, **kwargs):
-    """The plan's dict, or ``None`` where the target is unreachable at this rho."""
+def _plan_or_empty(make) -> dict:
+    """``make().to_dict()``, or ``{}`` where the target is unreachable at this rho."""
     try:
-        return make(**kwargs).to_dict()
+        return make().to_dict()
     except ValueError:
-        return None
+        return {}
 
 
 def _fmt(value, digits=4):
@@ -105,26 +105,22 @@ def plan(
             first = "pi" if paired_figure else "p"
             known = dict(replicas=replicas, half_width=half_width, confidence=confidence,
                          **{"cases" if paired_figure else "scenarios": scenarios, first: p})
-            result = make(rho=rho, **known).to_dict()
-            sensitivity = [{"rho": r, **(_plan_or_none(make, rho=r, **known) or {})} for r in grid]
-            plans = {"plan": result}
+            plans = {"plan": make(rho=rho, **known).to_dict()}
+            sensitivity = [{"rho": r, **_plan_or_empty(lambda: make(rho=r, **known))} for r in grid]
         else:
             if half_width is not None or paired_figure:
                 raise ValueError("--half-width and --paired-figure do not apply with --p-b "
                                  "(give --power, --scenarios or --replicas)")
             designs = ["unpaired"] + (["paired"] if correlation is not None else [])
-            known = dict(p_a=p, p_b=p_b, scenarios=scenarios, replicas=replicas, power=power,
-                         alpha=alpha)
-            plans = {design: plan_difference(rho=rho, design=design, **known,
-                                             **({"correlation": correlation} if design == "paired" else {})
-                                             ).to_dict() for design in designs}
-            sensitivity = [{"rho": r, **{
-                f"{design}_{key}": value
-                for design in designs
-                for key, value in (_plan_or_none(
-                    plan_difference, rho=r, design=design, **known,
-                    **({"correlation": correlation} if design == "paired" else {})) or {}).items()
-                if key in _SENSITIVITY_KEYS}} for r in grid]
+
+            def difference(design, rho_value):
+                return plan_difference(p, p_b, rho=rho_value, scenarios=scenarios, replicas=replicas,
+                                       power=power, alpha=alpha, design=design,
+                                       correlation=correlation if design == "paired" else None)
+            plans = {design: difference(design, rho).to_dict() for design in designs}
+            sensitivity = [{"rho": r, **{f"{design}_{key}": value for design in designs
+                                         for key, value in _plan_or_empty(lambda: difference(design, r)).items()
+                                         if key in _SENSITIVITY_KEYS}} for r in grid]
     except ValueError as err:
         raise InputError(str(err), source="escalation plan") from None
 

@@ -1,0 +1,88 @@
+"""``escalation compare A_DIR B_DIR``: is assistant B better than assistant A on the same scenarios?"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from estimators._compare import compare_scored
+from estimators._output import write_atomic
+
+
+def _ci(pair) -> str:
+    low, high = pair
+    return "-" if low is None or high is None else f"({low:.3f}, {high:.3f})"
+
+
+def _num(value, fmt="{:.3f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def compare(
+    a_dir: Path = typer.Argument(..., help="Folder of `escalation score --out` for assistant A."),
+    b_dir: Path = typer.Argument(..., help="Folder of `escalation score --out` for assistant B "
+                                           "(same scenarios)."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Level of both intervals."),
+    n_boot: int = typer.Option(2000, "--n-boot", help="Paired cluster bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    method: str = typer.Option("percentile", "--method", help="Bootstrap interval: percentile, "
+                                                              "basic or bca."),
+    rho: Optional[float] = typer.Option(None, "--rho", help="Fix rho for the Wilson-Kish limits "
+                                                             "(default: estimated)."),
+    top: int = typer.Option(10, "--top", help="Disagreeing scenarios to print."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json, "
+                                                           "differences.csv and disagreements.csv."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """Differences of p_u, p_o and pi (B minus A), paired by scenario and clustered.
+
+    Two intervals: Newcombe's paired square-and-add with Wilson-Kish limits, and a paired
+    cluster bootstrap that resamples cases for both assistants at once.
+    """
+    result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, method=method,
+                            rho=rho, seed=seed)
+    data = result.to_dict()
+    if out is not None:
+        write_atomic(out / "compare.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        write_atomic(out / "differences.csv", result.to_frame().to_csv(index=False))
+        write_atomic(out / "disagreements.csv", result.disagreements.to_csv(index=False))
+    if as_json:
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        return
+    console = Console()
+    level = f"{confidence:.0%}"
+    table = Table(title=f"B minus A ({result.scenarios} scenarios, {result.cases} cases; "
+                        f"{level} intervals)")
+    for column in ("figure", "A", "B", "B - A", "Newcombe", "bootstrap", "n A/B"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for diff in data["differences"].values():
+        table.add_row(diff["metric"], _num(diff["a"]), _num(diff["b"]),
+                      _num(diff["difference"], "{:+.3f}"), _ci(diff["newcombe_ci"]),
+                      _ci(diff["bootstrap_ci"]), f"{diff['n_a']}/{diff['n_b']}")
+    console.print(table)
+    console.print("Newcombe: paired square-and-add with Wilson-Kish limits; bootstrap: paired "
+                  f"cluster bootstrap over cases ({method}). p_u, p_o: lower is better; pi: "
+                  "higher is better.")
+    disagree = result.disagreements
+    if disagree.empty:
+        console.print("The two assistants agree on every scenario.")
+    else:
+        shown = Table(title=f"Scenarios where they disagree ({len(disagree)}; "
+                            f"{min(top, len(disagree))} shown, largest difference first)")
+        for column in ("scenario", "label", "A errors/n", "B errors/n", "B - A"):
+            shown.add_column(column, justify="right")
+        for row in disagree.head(top).itertuples(index=False):
+            shown.add_row(str(row.scenario_id), row.label, f"{row.errors_a}/{row.n_a}",
+                          f"{row.errors_b}/{row.n_b}", f"{row.difference:+.2f}")
+        console.print(shown)
+    if out is not None:
+        console.print(f"wrote {out / 'compare.json'}, differences.csv and disagreements.csv")
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    """Add ``escalation compare`` to the command line."""
+    app.command("compare")(compare)

@@ -1,0 +1,41 @@
+"""``escalation study sample-size``: are the sample-size plans right? Simulate each one."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from estimators._errors import InputError
+from studies.sample_size import DEFAULT_SEED, run_study
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    """Add ``sample-size`` to the ``escalation study`` sub-app."""
+
+    @study_app.command("sample-size")
+    def sample_size(
+        out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, the tables (CSV and "
+                                                    "Markdown), figures and report.md (created if missing)."),
+        smoke: bool = typer.Option(False, "--smoke", help="Five plans and 200 replications each (seconds)."),
+        nsim: Optional[int] = typer.Option(None, "--nsim", help="Replications per plan (default 4000; 200 "
+                                                                 "with --smoke)."),
+        n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
+                                                       "Results do not depend on it."),
+        seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every plan gets its own child seed."),
+    ) -> None:
+        """Plans of scenarios and replicas, simulated: half-width, coverage and power of each plan,
+        K over (p, rho) and K against replicas with the floor (findings in DIR/report.md)."""
+        where = "escalation study sample-size"
+        if nsim is not None and nsim < 2:
+            raise InputError(f"--nsim must be at least 2, got {nsim}", source=where)
+        if n_jobs == 0 or n_jobs < -1:
+            raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=where)
+        if seed < 0:
+            raise InputError(f"--seed must be a non-negative integer, got {seed}", source=where)
+        clock = time.perf_counter()
+        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True)
+        Console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans simulated in "
+                        f"{time.perf_counter() - clock:.1f} s -> {out}; findings in {out / 'report.md'}")
