@@ -30,6 +30,8 @@ def main() -> None:
     n = args.conversations
     print(f"simulate: {n:,} conversations of {args.profile}, rho 0.2, seed 1 (cpu count {os.cpu_count()})")
     print(f"{'replicas':>8} {'mode':>4} {'seconds':>8} {'conv/s':>12} {'calls':>10} {'messages':>11}")
+    S.simulate(args.profile, cases=10, seed=0)   # warm-up: imports and cached tables
+    slowest = 0.0
     for replicas in (1, 10):
         for mode in ("A", "B"):
             start = time.perf_counter()
@@ -37,9 +39,12 @@ def main() -> None:
             seconds = time.perf_counter() - start
             print(f"{replicas:>8} {mode:>4} {seconds:>8.2f} {len(sim) / seconds:>12,.0f} "
                   f"{len(sim.records.calls):>10,} {len(sim.records.messages):>11,}")
+            slowest = max(slowest, seconds)
             del sim
-    verdict = "within" if seconds <= 10 else "OVER"
-    print(f"last run: {verdict} the 10 s budget for {n:,} conversations")
+    budget = 10.0 * n / 1_000_000   # the target: one million conversations in 10 s
+    verdict = "within" if slowest <= budget else "OVER"
+    print(f"slowest: {slowest:.2f} s, {verdict} the budget of {budget:.1f} s (10 s per million; load average "
+          f"{os.getloadavg()[0]:.1f})")
 
     m = args.jsonl
     sim = S.simulate(args.profile, cases=m // 2, replicas=1, rho=0.2, mode="A", seed=1)

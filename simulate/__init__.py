@@ -1,0 +1,19 @@
+"""A synthetic world with known truth: scenarios, assistant profiles and their conversations.
+
+Public API::
+
+    PROFILES, Profile, BEHAVIOURS   assistant profiles and the behaviours they draw
+    make_scenarios(cases, seed=...)  paired cases (ESC and ACT variants) with their attributes
+    simulate(profile, cases, replicas, rho, mode, seed) -> SimulatedRecords
+    expected_rates(profile)          exact expected p_u, p_o, pi (and mode B, ICC)
+    write_jsonl(sim, path)           canonical records (SPEC section 6) with a ``truth`` object
+    world_policy(), world_policy_path()
+"""
+from ._generate import MODES, SimulatedRecords, simulate
+from ._jsonl import write_jsonl
+from ._profiles import BEHAVIOURS, PROFILES, Profile, behaviour_probabilities, expected_rates
+from ._world import KINDS, LANGUAGES, CaseKind, make_scenarios, world_policy, world_policy_path
+
+__all__ = ["BEHAVIOURS", "CaseKind", "KINDS", "LANGUAGES", "MODES", "PROFILES", "Profile", "SimulatedRecords",
+           "behaviour_probabilities", "expected_rates", "make_scenarios", "simulate", "world_policy",
+           "world_policy_path", "write_jsonl"]

@@ -9,8 +9,8 @@ import orjson
 from .._errors import InputError
 from .._records import normalise_conversation
 
-__all__ = ["ReadOptions", "Document", "load_document", "head_document", "records_of", "where", "normalised", "position",
-           "chat_record", "ZIP_MAGIC"]
+__all__ = ["ReadOptions", "Document", "load_document", "head_document", "records_of", "where", "normalised",
+           "position", "chat_record", "ZIP_MAGIC"]
 
 ZIP_MAGIC = b"PK\x03\x04"
 _HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
@@ -164,7 +164,8 @@ def position(location, index: int) -> int:
 
 def chat_record(record: dict, chat: dict, *, content_keys=("messages",)) -> dict:
     """A canonical record: the record's own keys (ids, label, metadata, unknown keys) plus
-    the ``assistant_turns``, ``tool_calls`` and ``messages`` numbered from its chat."""
+    the ``assistant_turns``, ``tool_calls`` and ``messages`` numbered from its chat (a
+    record's own ``assistant_turns`` or ``tool_calls`` are replaced: the chat decides)."""
     out = {k: v for k, v in record.items()
            if k not in content_keys and k not in ("tool_calls", "assistant_turns", "messages")}
     implied = chat.pop("implied_calls", None)
