@@ -24,6 +24,10 @@ app.add_typer(study_app, name="study")
 _COMMAND_MODULES = (
     "score",
     "plan",
+    "compare",
+    "simulate",
+    "study_coverage",
+    "study_sample_size",
 )
 
 for _name in _COMMAND_MODULES:
@@ -33,17 +37,7 @@ for _name in _COMMAND_MODULES:
 def main() -> None:
     """Entry point: bad input ends with a one-line message and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        app()  # click's standalone mode prints usage errors and exits 2 itself
     except InputError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
-    except (typer.Exit, SystemExit) as err:
-        sys.exit(getattr(err, "exit_code", getattr(err, "code", 0)))
-    except Exception as err:  # click usage errors arrive here with standalone_mode=False
-        import click
-        if isinstance(err, click.ClickException):
-            err.show()
-            sys.exit(err.exit_code)
-        if isinstance(err, click.exceptions.Abort):
-            sys.exit(1)
-        raise

@@ -5,17 +5,30 @@ Public names live here; the implementation is in private modules.
 from ._aggregate import BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, clustered_rate, summarise
 from ._errors import InputError
 from ._intervals import anova_icc, design_effect, wilson_interval, wilson_kish_interval, z_value
+from ._compare import Comparison, MetricDifference, compare_scored, newcombe_paired_interval, read_scored
 from ._judge import PhraseJudge, TextJudge
+from ._labels import Labels, load_labels, load_plan
 from ._output import cells, conversation_lines, write_outputs
+from ._pipeline import score_file
+from ._planning import (DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
+                        plan_paired_figure, scenarios_needed, wilson_sample_size)
 from ._policy import Policy, load_policy
 from ._records import Records, normalise_conversation, read_jsonl
 from ._reference import score_conversation
 from ._vectorised import RESULT_COLUMNS, score_records
+from .readers import FORMATS, detect_format, read_conversations
 
 __all__ = [
-    "BaseSummary", "InputError", "NotEvaluated", "PairedSummary", "PhraseJudge", "Policy", "RESULT_COLUMNS",
-    "RateSummary", "Records", "Summary", "TextJudge", "anova_icc", "cells", "clustered_rate",
-    "conversation_lines", "design_effect", "load_policy", "normalise_conversation", "read_jsonl",
-    "score_conversation", "score_records", "summarise", "wilson_interval", "wilson_kish_interval",
-    "write_outputs", "z_value",
+    # the measurement (SPEC sections 2 to 7)
+    "Policy", "load_policy", "Records", "normalise_conversation", "read_jsonl", "read_conversations",
+    "detect_format", "FORMATS", "Labels", "load_labels", "load_plan", "score_conversation", "score_records",
+    "RESULT_COLUMNS", "score_file", "summarise", "Summary", "RateSummary", "PairedSummary", "BaseSummary",
+    "NotEvaluated", "clustered_rate", "cells", "conversation_lines", "write_outputs", "TextJudge", "PhraseJudge",
+    "InputError",
+    # intervals
+    "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
+    # planning and comparison
+    "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
+    "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",
+    "MetricDifference", "newcombe_paired_interval",
 ]

@@ -26,11 +26,11 @@ from ._vectorised import score_records
 __all__ = ["score_file", "SUMMARY_COLUMNS"]
 
 # The columns of the results that the summary needs (the rest is only written out).
-SUMMARY_COLUMNS = ["conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "reason",
+SUMMARY_COLUMNS = ["case_id", "scenario_id", "replica", "label", "evaluated", "reason",
                    "u", "o", "cause", "unmarked_tools"]
 
 
-def _chunks(path, fmt, policy, chunk_size, progress):
+def _chunks(path, fmt, policy, chunk_size, progress, approval_escalation=False):
     """Yield ``(format, [(line, conversation), ...])`` chunks of normalised conversations."""
     if fmt == "auto":
         from .readers import detect_format
@@ -40,7 +40,7 @@ def _chunks(path, fmt, policy, chunk_size, progress):
             yield fmt, chunk
         return
     from .readers import read_conversations
-    conversations, fmt = read_conversations(path, format=fmt, policy=policy)
+    conversations, fmt = read_conversations(path, format=fmt, policy=policy, approval_escalation=approval_escalation)
     if progress:
         progress(os.path.getsize(path))
     for start in range(0, len(conversations), chunk_size):
@@ -49,7 +49,7 @@ def _chunks(path, fmt, policy, chunk_size, progress):
 
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
-               out_dir=None, chunk_size: int = 50_000, progress=None):
+               out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None):
     """Score every conversation of a log file and summarise it (SPEC sections 3 to 7).
 
     Parameters
@@ -71,6 +71,8 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         Where ``conversations.jsonl`` and ``summary.json`` go; nothing is written if None.
     chunk_size : int
         Conversations scored at a time.
+    approval_escalation : bool
+        inspect logs: an ``ApprovalEvent`` with decision ``escalate`` is an escalation call.
     progress : callable, optional
         Called with the number of input bytes read since its last call.
 
@@ -89,13 +91,14 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
     try:
         return _score_file(path, policy, format=format, labels=labels, mode=mode, judge=judge,
                            confidence=confidence, rho=rho, plan=plan, out_dir=out_dir, chunk_size=chunk_size,
-                           progress=progress)
+                           approval_escalation=approval_escalation, progress=progress)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, plan, out_dir, chunk_size, progress):
+def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, plan, out_dir, chunk_size,
+                approval_escalation, progress):
     source = str(path)
     keys = UniqueKeys(source)
     parts, used_format = [], format
@@ -106,7 +109,7 @@ def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, p
         fd, tmp = tempfile.mkstemp(prefix=".conversations.jsonl.", suffix=".tmp", dir=out_dir)
         handle = os.fdopen(fd, "wb")
     try:
-        for used_format, chunk in _chunks(path, format, policy, chunk_size, progress):
+        for used_format, chunk in _chunks(path, format, policy, chunk_size, progress, approval_escalation):
             conversations = []
             for line, conv in chunk:
                 if labels is not None:

@@ -10,7 +10,10 @@ from typing import Optional
 
 import typer
 
-FORMATS = ("auto", "jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench")
+from estimators.readers import FORMATS as READER_FORMATS
+
+FORMATS = ("auto", *READER_FORMATS)
+
 
 
 class Mode(str, Enum):
@@ -80,6 +83,8 @@ def score(
                                           "to ESC/ACT, for logs that carry no label."),
     plan: Optional[Path] = typer.Option(None, "--plan", help="CSV case_id,label,replicas of the planned scenarios: "
                                         "absent ones are reported as missing."),
+    approval_escalation: bool = typer.Option(False, "--approval-escalation", help="inspect logs: count an "
+                                             "ApprovalEvent with decision 'escalate' as an escalation call."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, help="Conversations scored at a time (memory bound)."),
 ) -> None:
@@ -112,7 +117,8 @@ def score(
         task = bar.add_task("scoring", total=size)
         _, summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
                                       confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
-                                      chunk_size=chunk_size, progress=lambda n: bar.advance(task, n))
+                                      chunk_size=chunk_size, approval_escalation=approval_escalation,
+                                      progress=lambda n: bar.advance(task, n))
     data = summary.to_dict()
     if as_json:
         typer.echo(json.dumps(data, indent=2))
