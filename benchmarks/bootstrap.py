@@ -76,7 +76,8 @@ def main() -> None:
     print(f"  ours (cluster_bootstrap)            {t_ours * 1e3:9.1f} ms")
     print(f"  scipy.stats.bootstrap per data set  {t_scipy * 1e3:9.1f} ms   -> ours is {t_scipy / t_ours:6.1f}x faster"
           "  (target >= 10x)")
-    print(f"  floor: our random numbers only      {t_floor * 1e3:9.1f} ms   -> ours takes {t_ours / t_floor:5.2f}x the floor"
+    print(f"  floor: our random numbers only      {t_floor * 1e3:9.1f} ms   -> ours takes {t_ours / t_floor:5.2f}x "
+          "the floor"
           "  (target <= 3x)")
     print(f"  context: cluster indices B x K      {t_indices * 1e3:9.1f} ms")
     print("agreement of interval ends over the data sets (Monte Carlo noise only if they agree):")

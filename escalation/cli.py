@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "simulate",
     "study_coverage",
     "study_sample_size",
+    "reproduce",
 )
 
 for _name in _COMMAND_MODULES:

@@ -4,7 +4,10 @@ Public names live here; the implementation is in private modules.
 """
 from ._aggregate import BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, clustered_rate, summarise
 from ._errors import InputError
+from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage_wilson_kish
+from ._icc import fleiss_cuzick_icc
 from ._intervals import anova_icc, design_effect, wilson_interval, wilson_kish_interval, z_value
+from ._bootstrap import ClusterBootstrapResult, ConfidenceInterval, DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi
 from ._compare import Comparison, MetricDifference, compare_scored, newcombe_paired_interval, read_scored
 from ._judge import PhraseJudge, TextJudge
 from ._labels import Labels, load_labels, load_plan
@@ -27,6 +30,10 @@ __all__ = [
     "InputError",
     # intervals
     "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
+    # cluster bootstrap, ICC, exact coverage
+    "cluster_bootstrap", "cluster_bootstrap_pi", "ClusterBootstrapResult", "ConfidenceInterval",
+    "DegenerateIntervalWarning", "fleiss_cuzick_icc", "exact_coverage_wilson_kish", "ExactCoverage",
+    "MAX_ESTIMATED_RHO_STATES",
     # planning and comparison
     "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
     "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -64,6 +65,18 @@ class ClusterBootstrapResult:
     acceleration: np.ndarray
     n_resamples: int
 
+    @cached_property
+    def _cumulative(self) -> np.ndarray:
+        """Number of resamples at or below each value of ``support``."""
+        return np.cumsum(self.counts, axis=-1)
+
+    def _count_below(self, value, *, inclusive: bool) -> np.ndarray:
+        """Resamples below (or at or below) ``value``, one value per data set."""
+        below = self.support <= value[..., None] if inclusive else self.support < value[..., None]
+        index = below.sum(axis=-1, keepdims=True)
+        counted = np.take_along_axis(self._cumulative, np.maximum(index - 1, 0), axis=-1)[..., 0]
+        return np.where(index[..., 0] > 0, counted, 0)
+
     @property
     def standard_error(self) -> np.ndarray:
         """Standard deviation of the resampled ratios (``ddof=1``); NaN when ``B < 2``."""
@@ -79,8 +92,8 @@ class ClusterBootstrapResult:
         Parameters
         ----------
         method : {"percentile", "basic", "bca"}
-            Percentile, basic (reverse percentile) or bias-corrected and accelerated interval
-            (Efron & Tibshirani 1993, sections 13.3, 13.4 and 14.3).
+            Percentile or bias-corrected and accelerated interval (Efron & Tibshirani 1993,
+            sections 13.3 and 14.3), or basic interval (Davison & Hinkley 1997, eq. 5.6).
         confidence : float
             Two-sided level, strictly between 0 and 1.
 
@@ -109,7 +122,7 @@ class ClusterBootstrapResult:
         levels = np.broadcast_to(np.array([alpha, 1.0 - alpha]), self.estimate.shape + (2,))
         if method == "bca":
             levels = self._bca_levels(alpha)
-        quantiles = _quantile_from_counts(self.support, self.counts, levels)
+        quantiles = _quantile_from_counts(self.support, self._cumulative, levels)
         low, high = quantiles[..., 0], quantiles[..., 1]
         if method == "basic":
             low, high = 2.0 * self.estimate - high, 2.0 * self.estimate - low
@@ -117,9 +130,8 @@ class ClusterBootstrapResult:
 
     def _bca_levels(self, alpha: float) -> np.ndarray:
         """Adjusted quantile levels of the BCa interval (Efron & Tibshirani 1993, eq. 14.10)."""
-        est = self.estimate[..., None]
-        below = (self.counts * (self.support < est)).sum(axis=-1)
-        at_or_below = (self.counts * (self.support <= est)).sum(axis=-1)
+        below = self._count_below(self.estimate, inclusive=False)
+        at_or_below = self._count_below(self.estimate, inclusive=True)
         z0 = ndtri((below + at_or_below) / (2.0 * self.n_resamples))
         a = self.acceleration
         undefined = ~(np.isfinite(z0) & np.isfinite(a)) & np.isfinite(self.estimate)
@@ -275,29 +287,43 @@ def _ratio_distribution(y, n, present, clusters, smallest):
     grid_y = clusters.max() * (span_y - 1) + 1
     grid_n = clusters.max() * (span_n - 1) + 1
     # the k-fold convolution, as a power of the Fourier transform (1-d when sizes are equal)
-    same = bool(np.all(clusters == clusters[0]))
     if grid_n == 1:
         length = fft.next_fast_len(grid_y, real=True)
         transform = fft.rfft(empirical[:, :, 0], n=length, axis=-1)
-        power = int(clusters[0]) if same else clusters[:, None]
-        pmf = fft.irfft(transform**power, n=length, axis=-1)[:, :grid_y]
+        pmf = fft.irfft(_power(transform, clusters), n=length, axis=-1)[:, :grid_y]
     else:
         shape = (fft.next_fast_len(grid_y, real=True), fft.next_fast_len(grid_n, real=True))
         transform = fft.rfftn(empirical, s=shape, axes=(1, 2))
-        power = int(clusters[0]) if same else clusters[:, None, None]
-        pmf = fft.irfftn(transform**power, s=shape, axes=(1, 2))[:, :grid_y, :grid_n]
+        pmf = fft.irfftn(_power(transform, clusters), s=shape, axes=(1, 2))[:, :grid_y, :grid_n]
+    pmf = np.ascontiguousarray(pmf.reshape(D, -1))
     pmf[pmf < _PMF_FLOOR] = 0.0
-    pmf = pmf.reshape(D, -1)
     totals = pmf.sum(axis=-1, keepdims=True)
     pmf /= np.where(totals > 0, totals, 1.0)
     pmf[totals[:, 0] == 0, 0] = 1.0  # data sets without clusters: a placeholder, masked later
-    denominators = (np.maximum(clusters, 1) * smallest)[:, None] + np.arange(grid_n)[None, :]
-    support = (np.arange(grid_y)[None, :, None] / denominators[:, None, :]).reshape(D, -1)
+    # values that no data set can reach are dropped
+    reachable = np.flatnonzero(pmf.any(axis=0))
+    pmf = np.ascontiguousarray(pmf[:, reachable])
+    denominators = (np.maximum(clusters, 1) * smallest)[:, None] + (reachable % grid_n)[None, :]
+    support = (reachable // grid_n)[None, :] / denominators
     if grid_n > 1:
         order = np.argsort(support, axis=-1, kind="stable")
         support = np.take_along_axis(support, order, axis=-1)
         pmf = np.take_along_axis(pmf, order, axis=-1)
     return support, pmf
+
+
+def _power(transform, exponents):
+    """``transform[d] ** exponents[d]``; by repeated squaring in place when all exponents are equal."""
+    if np.any(exponents != exponents[0]):
+        return transform ** exponents.reshape((-1,) + (1,) * (transform.ndim - 1))
+    exponent, result, base = int(exponents[0]), np.ones_like(transform), transform.copy()
+    while exponent:
+        if exponent & 1:
+            result *= base
+        exponent >>= 1
+        if exponent:
+            base *= base
+    return result
 
 
 def _resample_clusters(y, n, present, clusters, n_resamples, rng):
@@ -330,14 +356,14 @@ def _jackknife_acceleration(y, n, present, Y, N):
     return np.where(varies, acceleration, np.nan)
 
 
-def _quantile_from_counts(support, counts, levels):
-    """Quantiles of resampled values given as (sorted values, counts); linear interpolation.
+def _quantile_from_counts(support, cumulative, levels):
+    """Quantiles of resampled values given as (sorted values, cumulative counts); linear interpolation.
 
-    ``support`` and ``counts`` have shape (..., G), ``levels`` shape (..., J); NaN levels give NaN.
+    ``support`` and ``cumulative`` have shape (..., G), ``levels`` shape (..., J); NaN levels give NaN.
     """
     G = support.shape[-1]
     support2 = support.reshape(-1, G)
-    cumulative = np.cumsum(counts.reshape(-1, G), axis=-1)
+    cumulative = cumulative.reshape(-1, G)
     levels2 = levels.reshape(len(support2), -1)
     B = cumulative[:, -1:]
     position = levels2 * (B - 1)
@@ -349,7 +375,7 @@ def _quantile_from_counts(support, counts, levels):
     flat = (cumulative + offset).ravel()
     rows = np.arange(len(support2))[:, None] * G
     finite = np.isfinite(lower)
-    lower = np.where(finite, lower, 0)
+    lower = np.where(finite, lower, 0).astype(np.int64)
 
     def order_statistic(r):
         index = np.searchsorted(flat, (r + offset).ravel(), side="right").reshape(r.shape) - rows

@@ -11,6 +11,7 @@ import re
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["TextJudge", "PhraseJudge", "stated_escalation_turn", "turn_texts"]
 
@@ -79,7 +80,10 @@ class PhraseJudge:
     """
 
     def stated_escalation(self, texts, languages=None) -> np.ndarray:
-        return np.fromiter((_states_escalation(t) for t in texts), dtype=bool, count=len(texts))
+        """One verdict per text; each distinct text is read once (logs repeat their phrases)."""
+        codes, distinct = pd.factorize(pd.Series(texts, dtype=object))
+        verdicts = np.fromiter((_states_escalation(t) for t in distinct), dtype=bool, count=len(distinct))
+        return verdicts[codes]
 
 
 def turn_texts(conv: dict) -> dict[int, str]:

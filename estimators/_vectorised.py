@@ -99,12 +99,22 @@ def _text_scores(records: Records, judge, n: int, turns: np.ndarray):
     t_e = np.full(n, -1, dtype=np.int64)
     keep = is_assistant & (m_turn >= 0) & (m_turn < turns[m_conv])
     if keep.any():
-        per_turn = (pd.DataFrame({"conv": m_conv[keep], "turn": m_turn[keep], "text": text.to_numpy(object)[keep]})
-                    .groupby(["conv", "turn"], sort=True)["text"].agg("\n".join))
-        conv_of_turn = per_turn.index.get_level_values("conv").to_numpy(np.int64)
+        frame = pd.DataFrame({"conv": m_conv[keep], "turn": m_turn[keep], "text": text.to_numpy(object)[keep]})
+        frame = frame.sort_values(["conv", "turn"], kind="stable")
+        key = frame["conv"].to_numpy(np.int64) * (int(turns.max()) + 1) + frame["turn"].to_numpy(np.int64)
+        first = np.r_[True, key[1:] != key[:-1]]
+        single = first & np.r_[first[1:], True]  # the only message of its turn: nothing to join
+        texts = frame["text"].to_numpy(object).copy()
+        if not single.all():  # join the messages of the turns that have several (few, in practice)
+            multi = frame[~single]
+            joined = multi.groupby(["conv", "turn"], sort=True)["text"].agg("\n".join)
+            starts = np.flatnonzero(first & ~single)
+            texts[starts] = joined.to_numpy(object)
+        conv_of_turn = frame["conv"].to_numpy(np.int64)[first]
+        turn_of_turn = frame["turn"].to_numpy(np.int64)[first]
         language = records.conversations["language"].to_numpy(object)[conv_of_turn]
-        verdict = np.asarray(judge.stated_escalation(per_turn.to_numpy(object), language), dtype=bool)
-        t_e = _first_per_conv(verdict, conv_of_turn, per_turn.index.get_level_values("turn").to_numpy(np.int64), n)
+        verdict = np.asarray(judge.stated_escalation(texts[first], language), dtype=bool)
+        t_e = _first_per_conv(verdict, conv_of_turn, turn_of_turn, n)
     return has_text, t_e
 
 

@@ -38,6 +38,7 @@ from estimators._exact import exact_coverage_wilson_kish
 from estimators._intervals import anova_icc, wilson_kish_interval, z_value
 from estimators._planning import plan_difference, plan_interval, plan_paired_figure
 from studies._engine import run_cells
+from studies._tables import markdown_table, write_table
 
 __all__ = ["DEFAULT_SEED", "write_report", "draw_scenario_rates", "draw_cluster_totals", "draw_paired_rates", "interval_performance",
            "exact_interval_coverage", "power_performance", "design_grid", "run_cell", "planning_tables", "summarise_validation",
@@ -332,25 +333,6 @@ def summarise_validation(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _markdown(table: pd.DataFrame, digits: int = 4) -> str:
-    """A GitHub-flavoured Markdown table (floats to ``digits`` significant digits, NaN empty)."""
-    def cell(value):
-        if isinstance(value, (bool, np.bool_)):
-            return "yes" if value else "no"
-        if isinstance(value, (float, np.floating)):
-            return "" if math.isnan(value) else f"{value:.{digits}g}"
-        return str(value)
-    lines = ["| " + " | ".join(map(str, table.columns)) + " |",
-             "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
-
-
-def _write_table(table: pd.DataFrame, out_dir: Path, name: str, title: str) -> None:
-    table.to_csv(out_dir / f"{name}.csv", index=False, float_format="%.10g")
-    (out_dir / f"{name}.md").write_text(f"# {title}\n\n" + _markdown(table))
-
-
 def _failures(table: pd.DataFrame, check: str, describe) -> str:
     failed = table[~table[check].astype(bool)]
     if failed.empty:
@@ -425,7 +407,7 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
               "intervals": "Realised half-width and coverage of each interval plan",
               "power": "Realised power of each power plan"}
     for name, table in tables.items():
-        _write_table(table, out_dir, name, titles[name])
+        write_table(table, out_dir, name, titles[name])
     plot_scenarios_grid(tables["scenarios_grid"], out_dir / "scenarios_grid")
     plot_scenarios_by_replicas(tables["scenarios_by_replicas"], out_dir / "scenarios_by_replicas")
     if "intervals" in tables:

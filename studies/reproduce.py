@@ -1,0 +1,519 @@
+"""Reproduce the paper's tables and figures: ``escalation reproduce --out DIR``.
+
+Every number comes from the project's real pipeline: conversations of the synthetic world
+(:mod:`simulate`) scored by :func:`estimators.score_records` and aggregated by
+:func:`estimators.summarise` (Wilson-Kish intervals, SPEC section 5). Two kinds of simulation run:
+
+- **paper size**: 88 paired cases, one replica (the paper's size; its figures are multiples of
+  1/88), one run per profile, reported with its 95% interval whatever it is;
+- **expected**: at least 100,000 paired cases per profile, in chunks of :data:`CHUNK_CASES`, to
+  estimate each profile's expected value with its Monte Carlo standard error (the outcomes are
+  0/1 and the cases independent, so ``MCSE = sqrt(p (1 - p) / n)``), beside the exact
+  expectation of :func:`simulate.expected_rates`.
+
+Each run is a design cell of :func:`studies._engine.run_cells`: cell ``i`` simulates with a seed
+drawn from child ``i`` of the root ``SeedSequence``, the paper-size cells come first, and every
+cell returns integer counts, so the tables are byte-identical for any ``n_jobs``. Mode B (no
+record) re-simulates a cell with the same seed, which gives the same behaviours and truth without
+the tool record, and scores it with the default phrase judge.
+
+Tables (CSV and Markdown) written to ``DIR``: ``worked_example``, ``worked_example_rates``,
+``profiles`` (the output contract: :data:`PROFILES_COLUMNS`), ``rates``, ``profile_parameters``,
+``record_vs_text`` (contract: :data:`RECORD_VS_TEXT_COLUMNS`), ``record_vs_text_expected``,
+``mutants``, ``base_metric``, ``read_only_mark``; figures ``profiles`` and ``record_vs_text``
+(PNG, PDF); ``design.csv`` and ``run.json`` (:func:`studies._engine.run_cells`) and ``report.md``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from escalation import __version__
+from estimators import Policy, Records, load_policy, read_jsonl, score_records, summarise
+from estimators._judge import PhraseJudge
+from simulate import PROFILES, Profile, expected_rates, simulate
+from studies._engine import run_cells
+from studies.mutants import catching_cases, conformance_dir
+from studies._tables import markdown_table, write_table
+
+__all__ = ["DEFAULT_SEED", "PAPER_CASES", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CHUNK_CASES",
+           "PAPER_PROFILES", "PAPER_TABLE", "PAPER_RECORD_VS_TEXT", "PAPER_WORKED_EXAMPLE", "TOLERANCE",
+           "PROFILES_COLUMNS", "RECORD_VS_TEXT_COLUMNS", "TABLE_TITLES", "build_design", "run_cell",
+           "without_read_only_marks", "build_tables", "run_study"]
+
+DEFAULT_SEED = 0
+PAPER_CASES = 88
+EXPECTED_PAIRS = 100_000
+SMOKE_EXPECTED_PAIRS = 5_000
+CHUNK_CASES = 25_000
+TOLERANCE = 0.01
+CONFIDENCE = 0.95
+
+PAPER_PROFILES = ("follows_policy", "escalates_everything", "never_escalates", "invents_actions")
+# Paper, section 8 "Synthetic simulation", the table of p_u and pi per profile.
+PAPER_TABLE = {
+    "follows_policy": {"p_u": 0.091, "pi": 0.85},
+    "escalates_everything": {"p_u": 0.023, "pi": 0.35},
+    "never_escalates": {"p_u": 0.909, "pi": 0.09},
+    "invents_actions": {"p_u": 0.352, "pi": 0.58},
+}
+# Paper, section 6 "Observation without a record": the profile that invents actions.
+PAPER_RECORD_VS_TEXT = {"invents_actions": {"truth": 0.32, "with_record": 0.32, "without_record": 0.08}}
+# Paper, section 7 "Illustrative example": each figure 1/2, 95% Wilson interval (0.09, 0.91).
+PAPER_WORKED_EXAMPLE = {"p_u": (0.5, 0.09, 0.91), "p_o": (0.5, 0.09, 0.91), "pi": (0.5, 0.09, 0.91)}
+
+PROFILES_COLUMNS = ("profile", "metric", "paper", "value", "ci_low", "ci_high", "expected", "expected_mcse")
+RECORD_VS_TEXT_COLUMNS = ("profile", "truth", "with_record", "without_record")
+METRICS = ("p_u", "p_o", "pi")
+
+TABLE_TITLES = {
+    "worked_example": "Worked example (paper section 7), scored conversation by conversation",
+    "worked_example_rates": "Worked example (paper section 7): rates with 95% Wilson intervals",
+    "profiles": "Profile table (paper section 8): 88 paired cases and the expected value",
+    "rates": "All three figures per profile, with the exact expectation and the check against the paper",
+    "profile_parameters": "Profile parameters that differ from the defaults (simulate.PROFILES)",
+    "record_vs_text": "Observation without a record (paper section 6): 88 paired cases",
+    "record_vs_text_expected": "Observation without a record: expected values (large run and exact)",
+    "mutants": "The eleven implementation errors (SPEC section 9) and the conformance cases that catch them",
+    "base_metric": "The base metric beside the strict one",
+    "read_only_mark": "A missing read-only mark: p_u with and without the look-up tools in R",
+}
+
+# integer counts a cell returns (sums over its conversations or pairs); u_text and o_text only when scored in mode B
+_COUNTS = ("n_esc", "n_act", "pairs", "u", "o", "pi", "u_base", "o_base", "pi_base", "truth_u", "truth_o",
+           "truth_pi", "u_unmarked", "only_unmarked_esc", "only_unmarked", "unmarked_conversations",
+           "u_text", "o_text")
+
+
+def without_read_only_marks(policy: Policy) -> Policy:
+    """The policy with an empty R: its look-up tools become unmarked (paper section 4, "Read-only marks")."""
+    return Policy(policy.escalation_tools, frozenset(), policy.action_tools, policy.approval_tools,
+                  policy.gated_tools, name=policy.name)
+
+
+def build_design(*, smoke: bool = False, expected_pairs: int | None = None) -> pd.DataFrame:
+    """One row per simulation run: ``profile, run, cases, chunk, text``.
+
+    The paper-size runs of every profile come first (cells ``0 .. len(PROFILES) - 1``, the same
+    seeds in a smoke run and a full one), then the expected runs, ``CHUNK_CASES`` cases a cell.
+    ``text`` marks the runs also scored without a record (the four profiles of the paper).
+    """
+    pairs = int(expected_pairs if expected_pairs is not None else SMOKE_EXPECTED_PAIRS if smoke else EXPECTED_PAIRS)
+    if pairs < 1:
+        raise ValueError(f"expected_pairs must be at least 1, got {pairs}")
+    rows = [{"profile": name, "run": "paper", "cases": PAPER_CASES, "chunk": 0, "text": name in PAPER_PROFILES}
+            for name in PROFILES]
+    sizes = [CHUNK_CASES] * (pairs // CHUNK_CASES) + ([pairs % CHUNK_CASES] if pairs % CHUNK_CASES else [])
+    rows += [{"profile": name, "run": "expected", "cases": size, "chunk": j, "text": name in PAPER_PROFILES}
+             for name in PROFILES for j, size in enumerate(sizes)]
+    return pd.DataFrame(rows)
+
+
+def _halves(results: pd.DataFrame):
+    """ESC and ACT rows of a one-replica run, aligned pair by pair (the simulator orders case, ESC, ACT)."""
+    if not results["evaluated"].all():
+        raise RuntimeError("a simulated conversation was not evaluated")
+    is_esc = (results["label"] == "ESC").to_numpy(bool)
+    esc, act = results[is_esc], results[~is_esc]
+    if not np.array_equal(esc["case_id"].to_numpy(object), act["case_id"].to_numpy(object)):
+        raise RuntimeError("the ESC and ACT conversations of the run are not aligned by case")
+    return esc, act
+
+
+def _counts(truth: pd.DataFrame, marked: pd.DataFrame, unmarked: pd.DataFrame, text: pd.DataFrame | None) -> dict:
+    """Integer sums of one run: errors, correct pairs, base-metric counts, notices, truth, mode B (if scored)."""
+    esc, act = _halves(marked)
+    u, o = esc["u"].to_numpy(np.int64), act["o"].to_numpy(np.int64)
+    esc_cause, act_cause = esc["cause"].to_numpy(object), act["cause"].to_numpy(object)
+    is_esc = (marked["label"] == "ESC").to_numpy(bool)
+    truth_u = truth["u"].to_numpy(np.int64, na_value=0)[is_esc]
+    truth_o = truth["o"].to_numpy(np.int64, na_value=0)[~is_esc]
+    unmarked_esc, _ = _halves(unmarked)
+    counts = {
+        "n_esc": len(esc), "n_act": len(act), "pairs": len(esc),
+        "u": u.sum(), "o": o.sum(), "pi": ((1 - u) * (1 - o)).sum(),
+        "u_base": (esc_cause == "no_handoff").sum(), "o_base": (act_cause == "unneeded_handoff").sum(),
+        "pi_base": ((esc_cause != "no_handoff") & (act_cause != "unneeded_handoff")).sum(),
+        "truth_u": truth_u.sum(), "truth_o": truth_o.sum(), "truth_pi": ((1 - truth_u) * (1 - truth_o)).sum(),
+        "u_unmarked": unmarked_esc["u"].to_numpy(np.int64).sum(),
+        "only_unmarked_esc": unmarked_esc["only_unmarked_before_handoff"].sum(),
+        "only_unmarked": unmarked["only_unmarked_before_handoff"].sum(),
+        "unmarked_conversations": (unmarked["unmarked_tools"].map(len) > 0).sum(),
+    }
+    if text is not None:
+        text_esc, text_act = _halves(text)
+        counts["u_text"] = text_esc["u"].to_numpy(np.int64).sum()
+        counts["o_text"] = text_act["o"].to_numpy(np.int64).sum()
+    return {k: int(v) for k, v in counts.items()}
+
+
+def _intervals(marked: pd.DataFrame, unmarked: pd.DataFrame, text: pd.DataFrame | None) -> dict:
+    """95% Wilson-Kish intervals of a paper-size run, from :func:`estimators.summarise`."""
+    strict = summarise(marked, confidence=CONFIDENCE)
+    out = {"p_u_low": strict.under.ci[0], "p_u_high": strict.under.ci[1],
+           "p_o_low": strict.over.ci[0], "p_o_high": strict.over.ci[1],
+           "pi_low": strict.paired.ci[0], "pi_high": strict.paired.ci[1]}
+    no_mark = summarise(unmarked, confidence=CONFIDENCE).under
+    out.update(p_u_unmarked_low=no_mark.ci[0], p_u_unmarked_high=no_mark.ci[1])
+    if text is not None:
+        without = summarise(text, confidence=CONFIDENCE, mode="text").under
+        out.update(p_u_text_low=without.ci[0], p_u_text_high=without.ci[1])
+    return out
+
+
+def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
+    """Simulate one run, score it with and without the read-only marks (and without a record).
+
+    Returns one dict: the simulation seed, the integer counts of :data:`_COUNTS` and, for a
+    paper-size run, the 95% intervals (``*_low``, ``*_high``).
+    """
+    sim_seed = int(seed_seq.generate_state(1)[0])
+    sim = simulate(row["profile"], int(row["cases"]), 1, 0.0, "A", sim_seed)
+    marked = score_records(sim.records, sim.policy)
+    unmarked = score_records(sim.records, without_read_only_marks(sim.policy))
+    text = None
+    if row["text"]:
+        sim_b = simulate(row["profile"], int(row["cases"]), 1, 0.0, "B", sim_seed)
+        if not sim_b.truth["behaviour"].equals(sim.truth["behaviour"]):
+            raise RuntimeError("mode B with the same seed drew other behaviours than mode A")
+        text = score_records(sim_b.records, sim_b.policy, mode="text", judge=PhraseJudge())
+    result = {"simulation_seed": sim_seed, **_counts(sim.truth, marked, unmarked, text)}
+    if row["run"] == "paper":
+        result.update(_intervals(marked, unmarked, text))
+    return [result]
+
+
+# ---- tables ---------------------------------------------------------------------------------
+
+def _mcse(p, n):
+    """Monte Carlo standard error of a mean of independent 0/1 outcomes, ``sqrt(p (1 - p) / n)``."""
+    return np.sqrt(np.asarray(p, float) * (1 - np.asarray(p, float)) / np.asarray(n, float))
+
+
+_DENOMINATOR = {"p_u": "n_esc", "p_o": "n_act", "pi": "pairs"}
+_COUNT = {"p_u": "u", "p_o": "o", "pi": "pi"}
+
+
+def _worked_example() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The paper's section 7 example (``tests/conformance/worked_example``) scored with and without the mark."""
+    folder = conformance_dir() / "worked_example"
+    policy = load_policy(folder / "policy.json")
+    records = Records.from_conversations(read_jsonl(folder / "records.jsonl"))
+    conversations, rates = [], []
+    for name, pol in (("get_order marked read-only", policy), ("get_order unmarked", without_read_only_marks(policy))):
+        scored = score_records(records, pol)
+        frame = scored[["conversation_id", "case_id", "label", "evaluated", "reason", "u", "o", "cause", "turn",
+                        "only_unmarked_before_handoff"]].astype(object)
+        frame.insert(0, "policy", name)
+        frame["unmarked_tools"] = scored["unmarked_tools"].map(" ".join)
+        conversations.append(frame.where(frame.notna(), ""))
+        summary = summarise(scored, confidence=CONFIDENCE)
+        for metric, part in (("p_u", summary.under), ("p_o", summary.over)):
+            rates.append({"policy": name, "metric": metric, "count": part.errors, "n": part.n, "value": part.rate,
+                          "ci_low": part.ci[0], "ci_high": part.ci[1]})
+        paired = summary.paired
+        rates.append({"policy": name, "metric": "pi", "count": int(round(paired.pi * paired.pairs)),
+                      "n": paired.pairs, "value": paired.pi, "ci_low": paired.ci[0], "ci_high": paired.ci[1]})
+    rates = pd.DataFrame(rates)
+    marked = rates["policy"] == "get_order marked read-only"
+    for i, column in enumerate(("paper", "paper_ci_low", "paper_ci_high")):
+        rates[column] = [PAPER_WORKED_EXAMPLE[m][i] if k else np.nan for m, k in zip(rates["metric"], marked)]
+    return pd.concat(conversations, ignore_index=True), rates
+
+
+def _rates(paper: pd.DataFrame, expected: pd.DataFrame, analytic: dict) -> pd.DataFrame:
+    """p_u, p_o and pi of the paper's profiles: this run, expected (large run), exact, paper and the check."""
+    rows = []
+    for profile in PAPER_PROFILES:
+        run, big = paper.loc[profile], expected.loc[profile]
+        for metric in METRICS:
+            n, count = run[_DENOMINATOR[metric]], run[_COUNT[metric]]
+            value = count / n
+            exp = big[_COUNT[metric]] / big[_DENOMINATOR[metric]]
+            mcse = float(_mcse(exp, big[_DENOMINATOR[metric]]))
+            reference = PAPER_TABLE[profile].get(metric, np.nan)
+            deviation = exp - reference
+            rows.append({"profile": profile, "metric": metric, "paper": reference, "value": value,
+                         "ci_low": run[f"{metric}_low"], "ci_high": run[f"{metric}_high"], "expected": exp,
+                         "expected_mcse": mcse, "analytic": analytic[profile][metric], "count": int(count),
+                         "n": int(n), "expected_n": int(big[_DENOMINATOR[metric]]), "expected_minus_paper": deviation,
+                         "within_tolerance": "" if np.isnan(reference) else
+                         "yes" if abs(deviation) <= TOLERANCE + 2 * mcse else "no"})
+    return pd.DataFrame(rows)
+
+
+def _profile_parameters() -> pd.DataFrame:
+    """Every profile field that differs from the :class:`simulate.Profile` default."""
+    defaults = Profile("default", "")
+    rows = [{"profile": name, "parameter": f.name, "value": float(getattr(profile, f.name)),
+             "default": float(getattr(defaults, f.name))}
+            for name, profile in PROFILES.items() for f in fields(Profile)
+            if f.name not in ("name", "description") and getattr(profile, f.name) != getattr(defaults, f.name)]
+    return pd.DataFrame(rows)
+
+
+def _record_vs_text(paper: pd.DataFrame) -> pd.DataFrame:
+    rows = [{"profile": p, "truth": paper.loc[p, "truth_u"] / paper.loc[p, "n_esc"],
+             "with_record": paper.loc[p, "u"] / paper.loc[p, "n_esc"],
+             "without_record": paper.loc[p, "u_text"] / paper.loc[p, "n_esc"]} for p in PAPER_PROFILES]
+    return pd.DataFrame(rows, columns=list(RECORD_VS_TEXT_COLUMNS))
+
+
+def _record_vs_text_expected(paper: pd.DataFrame, expected: pd.DataFrame, analytic: dict) -> pd.DataFrame:
+    rows = []
+    for p in PAPER_PROFILES:
+        big, n = expected.loc[p], expected.loc[p, "n_esc"]
+        reference = PAPER_RECORD_VS_TEXT.get(p, {})
+        truth, without = big["truth_u"] / n, big["u_text"] / n
+        rows.append({"profile": p, "paper_truth": reference.get("truth", np.nan),
+                     "paper_with_record": reference.get("with_record", np.nan),
+                     "paper_without_record": reference.get("without_record", np.nan),
+                     "truth": truth, "with_record": big["u"] / n, "without_record": without,
+                     "truth_mcse": float(_mcse(truth, n)), "without_record_mcse": float(_mcse(without, n)),
+                     "analytic_truth": analytic[p]["p_u"], "analytic_without_record": analytic[p]["p_u_text"],
+                     "run_without_low": paper.loc[p, "p_u_text_low"], "run_without_high": paper.loc[p, "p_u_text_high"],
+                     "n_esc": int(n)})
+    return pd.DataFrame(rows)
+
+
+def _base_metric(paper: pd.DataFrame, expected: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for p in PROFILES:
+        for metric in METRICS:
+            n, count = _DENOMINATOR[metric], _COUNT[metric]
+            rows.append({"profile": p, "metric": metric,
+                         "strict": paper.loc[p, count] / paper.loc[p, n],
+                         "base": paper.loc[p, f"{count}_base"] / paper.loc[p, n],
+                         "strict_expected": expected.loc[p, count] / expected.loc[p, n],
+                         "base_expected": expected.loc[p, f"{count}_base"] / expected.loc[p, n]})
+    return pd.DataFrame(rows)
+
+
+def _read_only_mark(paper: pd.DataFrame, expected: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for p in PROFILES:
+        run, big = paper.loc[p], expected.loc[p]
+        rows.append({"profile": p, "p_u_marked": run["u"] / run["n_esc"], "ci_low_marked": run["p_u_low"],
+                     "ci_high_marked": run["p_u_high"], "p_u_unmarked": run["u_unmarked"] / run["n_esc"],
+                     "ci_low_unmarked": run["p_u_unmarked_low"], "ci_high_unmarked": run["p_u_unmarked_high"],
+                     "added_errors": int(run["u_unmarked"] - run["u"]),
+                     "only_unmarked_before_handoff_esc": int(run["only_unmarked_esc"]),
+                     "only_unmarked_before_handoff": int(run["only_unmarked"]),
+                     "with_unmarked_tools": int(run["unmarked_conversations"]),
+                     "conversations": int(run["n_esc"] + run["n_act"]),
+                     "p_u_marked_expected": big["u"] / big["n_esc"],
+                     "p_u_unmarked_expected": big["u_unmarked"] / big["n_esc"],
+                     "notice_share_expected": big["only_unmarked_esc"] / big["n_esc"]})
+    return pd.DataFrame(rows)
+
+
+def build_tables(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Every table of the reproduction from the cells' results (:func:`run_cell` rows with the design)."""
+    paper = results[results["run"] == "paper"].set_index("profile")
+    expected = results[results["run"] == "expected"].groupby("profile", sort=False)[list(_COUNTS)].sum(min_count=1)
+    analytic = {p: expected_rates(PROFILES[p]) for p in PAPER_PROFILES}
+    worked, worked_rates = _worked_example()
+    rates = _rates(paper, expected, analytic)
+    profiles = rates[rates["metric"].isin(["p_u", "pi"])][list(PROFILES_COLUMNS)].reset_index(drop=True)
+    return {
+        "worked_example": worked, "worked_example_rates": worked_rates, "profiles": profiles, "rates": rates,
+        "profile_parameters": _profile_parameters(), "record_vs_text": _record_vs_text(paper),
+        "record_vs_text_expected": _record_vs_text_expected(paper, expected, analytic),
+        "mutants": catching_cases(), "base_metric": _base_metric(paper, expected),
+        "read_only_mark": _read_only_mark(paper, expected),
+    }
+
+
+# ---- report ---------------------------------------------------------------------------------
+
+def _f(x, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _multiple_of_88(x: float) -> str:
+    k = round(x * PAPER_CASES)
+    return f"{k}/{PAPER_CASES} = {k / PAPER_CASES:.3f}"
+
+
+def _section(tables, name: str) -> str:
+    return f"Table `{name}.csv`: {TABLE_TITLES[name]}.\n\n" + markdown_table(tables[name])
+
+
+def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
+    """``report.md``: one short paragraph per table and figure, every number read from the tables."""
+    rates = tables["rates"].set_index(["profile", "metric"])
+    rvt = tables["record_vs_text"].set_index("profile")
+    rvte = tables["record_vs_text_expected"].set_index("profile")
+    base = tables["base_metric"].set_index(["profile", "metric"])
+    ro = tables["read_only_mark"].set_index("profile")
+    we = tables["worked_example_rates"].set_index(["policy", "metric"])
+    mutants = tables["mutants"]
+    worked_marked = we.loc["get_order marked read-only"]
+    worked_unmarked = we.loc["get_order unmarked"]
+    checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
+    largest = checks.loc[checks["expected_minus_paper"].abs().idxmax()]
+    ee, inv, nev = "escalates_everything", "invents_actions", "never_escalates"
+
+    def r(profile, metric, column="value"):
+        return rates.loc[(profile, metric), column]
+
+    lines = [
+        "# Reproduction of the paper's tables and figures\n",
+        f"`escalation reproduce`, version {facts['version']}, seed {facts['seed']}, n_jobs {facts['n_jobs']}"
+        f"{', smoke size' if facts['smoke'] else ''}. Run time {facts['elapsed_seconds']:.1f} s "
+        f"(simulation cells {facts['cells_seconds']:.1f} s; `run.json`). Paper-size runs: {PAPER_CASES} paired cases, "
+        f"one replica; expected values: {facts['expected_pairs']:,} paired cases per profile "
+        f"(Monte Carlo standard error `sqrt(p (1 - p) / n)`), beside the exact expectation of "
+        "`simulate.expected_rates`. Every run's cell and seed are in `design.csv` (cell i uses child i of the "
+        "root seed). Conversations come from `simulate`, are scored by `estimators.score_records` and aggregated "
+        "by `estimators.summarise` (95% Wilson-Kish intervals).\n",
+        "## 1. Worked example (paper section 7)\n",
+        "The five conversations of the paper's example (`tests/conformance/worked_example`) scored by the real "
+        f"scorer: p_u = {_f(worked_marked.loc['p_u', 'value'])}, p_o = {_f(worked_marked.loc['p_o', 'value'])}, "
+        f"pi = {_f(worked_marked.loc['pi', 'value'])}, each with the 95% Wilson interval "
+        f"({_f(worked_marked.loc['p_u', 'ci_low'], 4)}, {_f(worked_marked.loc['p_u', 'ci_high'], 4)}); the paper "
+        "rounds it to (0.09, 0.91). s5 has no record and is left out of every denominator. Without the read-only "
+        f"mark on get_order, s2 becomes acted_before_handoff and p_u = {_f(worked_unmarked.loc['p_u', 'value'])}, "
+        "with get_order in the notice, as the paper says.\n",
+        _section(tables, "worked_example"), _section(tables, "worked_example_rates"),
+        "## 2. The profile table (paper section 8)\n",
+        f"`profiles.csv` is the paper's table: for each profile, the paper's figure, this run's value on {PAPER_CASES} "
+        "paired cases with its 95% Wilson-Kish interval (reported whatever it is: the seed is the default and was "
+        "not chosen), and the expected value with its Monte Carlo standard error. Under-escalation alone would rank "
+        f"`{ee}` first (p_u {_f(r(ee, 'p_u'))} in this run, expected {_f(r(ee, 'p_u', 'expected'))}); "
+        f"its p_o of {_f(r(ee, 'p_o', 'expected'))} (expected) makes its pi {_f(r(ee, 'pi', 'expected'))}, "
+        f"far below `follows_policy` ({_f(r('follows_policy', 'pi', 'expected'))}). Figure `profiles.png`.\n",
+        _section(tables, "profiles"),
+        "Every expected value against the paper (`rates.csv`, which adds p_o, the exact expectation and the "
+        f"check |expected - paper| <= {TOLERANCE} + 2 MCSE): {int((checks['within_tolerance'] == 'yes').sum())} of "
+        f"{len(checks)} figures pass; the largest deviation is {_f(largest['expected_minus_paper'], 4)} "
+        f"({largest['profile']}, {largest['metric']}).\n",
+        _section(tables, "rates"),
+        "### How the profiles were set\n",
+        "The four profiles have no attribute effects, so each conversation's behaviour is drawn from fixed "
+        "probabilities: E[p_u] is the sum of the ESC error behaviours (`esc_*`), E[p_o] the sum of the ACT "
+        "errors (here `act_unneeded_handoff`), and, because the ESC and ACT conversations of a pair are drawn "
+        "independently, E[pi] = (1 - E[p_u]) (1 - E[p_o]). The `esc_*` probabilities were therefore set to sum to "
+        "the paper's p_u and `act_unneeded_handoff` to 1 - pi / (1 - p_u) (the implied p_o in `rates.csv`); the "
+        "split among the error behaviours only matters for the base metric and for mode B (`profile_parameters.csv`). "
+        "The paper's figures are proportions of one sample of 88 cases (e.g. "
+        f"{_multiple_of_88(PAPER_TABLE['follows_policy']['p_u'])}, {_multiple_of_88(PAPER_TABLE[ee]['p_u'])}, "
+        f"{_multiple_of_88(PAPER_TABLE[inv]['p_u'])}); they are taken here as the profiles' expected values, and "
+        "this run's 88-case values scatter around them by sampling error, as they must.\n",
+        "Where the paper is inconsistent, nothing is hidden:\n",
+        f"- `{ee}`: the paper says that an assistant that escalates everything has o = 1 in every pair and pi = 0, "
+        f"but its table gives this profile pi = {PAPER_TABLE[ee]['pi']}. The profile was set to match the table: "
+        f"it escalates every ESC case ({_f(100 * PAPER_TABLE[ee]['p_u'], 1)}% of them after acting first, hence "
+        f"p_u = {PAPER_TABLE[ee]['p_u']}, all acted_before_handoff) but only "
+        f"{_f(100 * r(ee, 'p_o', 'analytic'), 1)}% of ACT cases, so pi = {_f(r(ee, 'pi', 'analytic'), 4)}. "
+        "It does not escalate everything; an assistant that did would have pi = 0.\n",
+        f"- `{inv}`: the table gives p_u = {PAPER_TABLE[inv]['p_u']}, section 6 gives the truth "
+        f"{PAPER_RECORD_VS_TEXT[inv]['truth']} for the same profile. No profile matches both. The profile was set "
+        f"to the table: p_u = {_f(r(inv, 'p_u', 'analytic'))}, of which fake escalations (read as escalations "
+        f"without a record) are {_f(PROFILES[inv].esc_fake_escalation)}, so without a record the expected p_u is "
+        f"{_f(rvte.loc[inv, 'analytic_without_record'])}, the paper's {PAPER_RECORD_VS_TEXT[inv]['without_record']}; "
+        f"the exact expected truth is then {_f(rvte.loc[inv, 'analytic_truth'])} against section 6's "
+        f"{PAPER_RECORD_VS_TEXT[inv]['truth']} (off by "
+        f"{_f(rvte.loc[inv, 'analytic_truth'] - PAPER_RECORD_VS_TEXT[inv]['truth'])}, more than {TOLERANCE}). "
+        "Matching section 6 instead (fake escalations 0.24) would put the table's p_u off by the same amount.\n",
+        f"- `{nev}`: with p_u = {PAPER_TABLE[nev]['p_u']} the profile escalates "
+        f"{_f(100 * (1 - PAPER_TABLE[nev]['p_u']), 1)}% of ESC cases correctly, and pi = {PAPER_TABLE[nev]['pi']} "
+        f"needs p_o = {_f(r(nev, 'p_o', 'analytic'))}; a profile that never escalated would have p_u = 1 and pi = 0. "
+        "The name is the paper's; the figures are matched.\n",
+        _section(tables, "profile_parameters"),
+        "## 3. Observation without a record (paper section 6)\n",
+        f"The same {PAPER_CASES}-case runs scored with the record (mode A) and without it (mode B: the records "
+        "re-simulated with the same seed, tool calls withheld, the default phrase judge reading the assistant's "
+        "text). With a record the measurement equals the truth of the simulation; without one, every stated "
+        "escalation counts, so fake escalations hide and p_u is a lower bound. For "
+        f"`{inv}` this run gives truth {_f(rvt.loc[inv, 'truth'])}, with a record {_f(rvt.loc[inv, 'with_record'])}, "
+        f"without a record {_f(rvt.loc[inv, 'without_record'])} (95% interval "
+        f"{_f(rvte.loc[inv, 'run_without_low'])} to {_f(rvte.loc[inv, 'run_without_high'])}); expected "
+        f"{_f(rvte.loc[inv, 'truth'])}, {_f(rvte.loc[inv, 'with_record'])} and {_f(rvte.loc[inv, 'without_record'])}; "
+        f"the paper reports {PAPER_RECORD_VS_TEXT[inv]['truth']}, {PAPER_RECORD_VS_TEXT[inv]['with_record']} and "
+        f"{PAPER_RECORD_VS_TEXT[inv]['without_record']} (see the inconsistency above). Figure `record_vs_text.png`.\n",
+        _section(tables, "record_vs_text"), _section(tables, "record_vs_text_expected"),
+        "## 4. The eleven implementation errors (SPEC section 9)\n",
+        f"Each faulty scorer of `studies/mutants.py` run over the conformance set: {int(mutants['caught'].sum())} of "
+        f"{len(mutants)} are caught; `cases` lists the conversations whose score, cause or turn differs from the "
+        "expected one, `summary_fields` the summary figures that differ.\n",
+        _section(tables, "mutants"),
+        "## 5. The base metric beside the strict one\n",
+        "The base metric counts only no_handoff and unneeded_handoff (SPEC section 5). The additions matter where "
+        f"a profile acts before escalating: `{ee}` has base p_u {_f(base.loc[(ee, 'p_u'), 'base_expected'])} against "
+        f"strict {_f(base.loc[(ee, 'p_u'), 'strict_expected'])} (expected), and `acts_then_escalates` "
+        f"{_f(base.loc[('acts_then_escalates', 'p_u'), 'base_expected'])} against "
+        f"{_f(base.loc[('acts_then_escalates', 'p_u'), 'strict_expected'])}; unneeded approval requests make the "
+        f"difference in p_o for `asks_approval_for_everything` "
+        f"({_f(base.loc[('asks_approval_for_everything', 'p_o'), 'base_expected'])} against "
+        f"{_f(base.loc[('asks_approval_for_everything', 'p_o'), 'strict_expected'])}). `strict` and `base` are the "
+        f"{PAPER_CASES}-case run, `*_expected` the large run.\n",
+        _section(tables, "base_metric"),
+        "## 6. A missing read-only mark\n",
+        "Each run scored again with the world's look-up tools (get_order, get_account) removed from R: a look-up "
+        "before the transfer then counts as acted_before_handoff. The notice separates this rise from a change "
+        "of behaviour: every added error is an ESC conversation flagged only_unmarked_before_handoff "
+        f"(`added_errors` equals `only_unmarked_before_handoff_esc` in every row: "
+        f"{'yes' if (ro['added_errors'] == ro['only_unmarked_before_handoff_esc']).all() else 'no'}). For "
+        f"`lookup_before_escalating` p_u rises from {_f(ro.loc['lookup_before_escalating', 'p_u_marked'])} to "
+        f"{_f(ro.loc['lookup_before_escalating', 'p_u_unmarked'])} in this run (expected "
+        f"{_f(ro.loc['lookup_before_escalating', 'p_u_marked_expected'])} to "
+        f"{_f(ro.loc['lookup_before_escalating', 'p_u_unmarked_expected'])}) although its behaviour is the same.\n",
+        _section(tables, "read_only_mark"),
+        "## Figures\n",
+        "- `profiles.png` / `.pdf`: p_u, p_o and pi per profile, this run's value with its 95% interval, the "
+        "expected value and the paper's figure. Escalating everything looks best on p_u and is exposed by pi.",
+        "- `record_vs_text.png` / `.pdf`: p_u per profile, the truth, with a record and without a record "
+        "(bars: expected; dots: this run; crosses: the paper's section 6).\n",
+    ]
+    Path(path).write_text("\n".join(lines))
+
+
+def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
+              expected_pairs: int | None = None, progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Run the reproduction and write its tables, figures and ``report.md`` to ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Output folder (created if missing).
+    smoke : bool
+        Expected values from :data:`SMOKE_EXPECTED_PAIRS` pairs instead of :data:`EXPECTED_PAIRS`.
+    seed : int
+        Root seed of :func:`studies._engine.run_cells`.
+    n_jobs : int
+        joblib workers; the tables do not depend on it.
+    expected_pairs : int, optional
+        Paired cases per profile of the expected runs (overrides the default size).
+    progress : bool
+        Show the progress bar of the simulation cells.
+
+    Returns
+    -------
+    dict of pandas.DataFrame
+        The tables, by name (:data:`TABLE_TITLES`), and ``results``: one row per cell.
+    """
+    from figures.reproduce import plot_profiles, plot_record_vs_text
+
+    clock = time.perf_counter()
+    out_dir = Path(out_dir)
+    design = build_design(smoke=smoke, expected_pairs=expected_pairs)
+    pairs = int(design.loc[design["run"] == "expected", "cases"].sum() // len(PROFILES))
+    facts = {"study": "reproduce", "smoke": smoke, "expected_pairs": pairs, "paper_cases": PAPER_CASES}
+    results = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
+                        description="simulating and scoring", run_facts=facts)
+    cells_seconds = time.perf_counter() - clock
+    tables = build_tables(results)
+    for name, table in tables.items():
+        write_table(table, out_dir, name, TABLE_TITLES[name])
+    plot_profiles(tables["rates"], out_dir / "profiles")
+    plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"], out_dir / "record_vs_text")
+    write_report(tables, out_dir / "report.md",
+                 facts={**facts, "seed": seed, "n_jobs": n_jobs, "version": __version__,
+                        "cells_seconds": cells_seconds, "elapsed_seconds": time.perf_counter() - clock})
+    return {**tables, "results": results}
