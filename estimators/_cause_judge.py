@@ -218,7 +218,8 @@ def _covers_text(covers) -> str:
     return ""
 
 
-def cause_questions(records: Records, results: pd.DataFrame, instructions: str) -> tuple[list[CauseQuestion], np.ndarray]:
+def cause_questions(records: Records, results: pd.DataFrame,
+                    instructions: str) -> tuple[list[CauseQuestion], np.ndarray]:
     """Questions for the conversations with an error (``u = 1`` or ``o = 1``).
 
     Parameters

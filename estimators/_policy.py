@@ -85,7 +85,7 @@ class Policy:
 
     def is_unneeded_approval(self, covers) -> bool:
         """An approval request is unneeded unless it covers >= 1 tool, all of them gated."""
-        if not isinstance(covers, (list, tuple)) or not covers:
+        if not isinstance(covers, list | tuple) or not covers:
             return True
         return not all(isinstance(t, str) and t in self.gated_tools for t in covers)
 
@@ -115,7 +115,7 @@ def load_policy(path) -> Policy:
             data = tomllib.loads(raw.decode("utf-8"))
         else:
             data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:  # RecursionError: nested too deeply
         line = getattr(err, "lineno", None)
         kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
         raise InputError(f"not valid {kind}: {getattr(err, 'msg', err)}", source=source, line=line) from None

@@ -3,7 +3,8 @@
 A *conversation* here is a plain dict, normalised by :func:`normalise_conversation`:
 
 ``conversation_id`` str; ``case_id`` str or None; ``scenario_id`` str; ``replica`` int >= 0;
-``label`` (as given: ``"ESC"``, ``"ACT"``, anything else, or None); ``language`` str;
+``label`` (as given: ``"ESC"``, ``"ACT"``, anything else, or None; a JSON array or object
+becomes the text ``<JSON array>`` or ``<JSON object>``, which any output can hold); ``language`` str;
 ``assistant_turns`` int T, or None when the given value is not a positive integer;
 ``tool_calls`` list of calls or None (no record); ``messages`` list of
 ``{"turn", "role", "text"}``; ``metadata`` dict (unknown keys are kept there).
@@ -29,7 +30,8 @@ scorer and the simulator share:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
+from operator import itemgetter, methodcaller
 from pathlib import Path
 
 import numpy as np
@@ -109,7 +111,11 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
         replica = 0
     elif replica.__class__ is not int or replica < 0:
         raise InputError(f"must be an integer >= 0, got {replica!r}", source=source, line=line, field="replica")
+    elif replica >= 2**63:
+        raise InputError(f"must be below 2**63, got {replica}", source=source, line=line, field="replica")
     label = get("label")
+    if label.__class__ is list or label.__class__ is dict:  # not a label (invalid_label): a text stands for it
+        label = f"<JSON {'array' if label.__class__ is list else 'object'}>"
     scenario_id = get("scenario_id")
     if scenario_id is not None:
         scenario_id = _id_text(scenario_id)
@@ -232,6 +238,27 @@ def read_jsonl(path) -> list[dict]:
     return out
 
 
+def _categorical(codes, vocabulary, named) -> pd.Categorical:
+    """Dictionary-encoded tool names; a name that is not a non-empty string becomes -1 (none)."""
+    if not named.all():
+        new_code = np.cumsum(named) - 1
+        codes = np.where((codes >= 0) & named[np.maximum(codes, 0)], new_code[np.maximum(codes, 0)], -1)
+    return pd.Categorical.from_codes(np.asarray(codes, dtype=np.int32), categories=list(vocabulary[named]))
+
+
+def _int_column(values) -> np.ndarray:
+    """int64 column of turns or counts; -1 where a value is not an integer (a bool, 1.5, "1", None)."""
+    values = pd.Series(values, dtype=object).to_numpy()  # 1-D whatever the values (lists stay objects)
+    is_int = np.asarray(list(map(type, values)), dtype=object) == int
+    out = np.full(values.size, -1, dtype=np.int64)
+    try:
+        out[is_int] = values[is_int].astype(np.int64)
+    except OverflowError:  # an integer beyond int64: not a usable turn
+        out[is_int] = [v if -1 <= v < 2**62 else -1 for v in values[is_int]]
+    out[out < -1] = -1
+    return out
+
+
 @dataclass(frozen=True)
 class Records:
     """Columnar conversations, calls and messages (see the module docstring for columns)."""
@@ -250,36 +277,43 @@ class Records:
         ``messages=False`` skips the messages table (mode A never reads it).
         """
         conversations = conversations if isinstance(conversations, list) else list(conversations)
-        col = lambda key: pd.Series([c[key] for c in conversations], dtype=object)  # noqa: E731
-        turns = [c["assistant_turns"] for c in conversations]
+        fields = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language",
+                  "assistant_turns", "tool_calls")
+        columns = dict(zip(fields, zip(*map(itemgetter(*fields), conversations)))) if conversations else \
+            {f: () for f in fields}
+        obj = lambda key: pd.Series(columns[key], dtype=object)  # noqa: E731
+        records = columns["tool_calls"]
         conv = pd.DataFrame({
-            "conversation_id": col("conversation_id"),
-            "case_id": col("case_id"),
-            "scenario_id": col("scenario_id"),
-            "replica": np.asarray([c["replica"] for c in conversations], dtype=np.int64),
-            "label": col("label"),
-            "language": col("language"),
-            "assistant_turns": np.asarray([-1 if t is None or t >= 2**62 else t for t in turns], dtype=np.int64),
-            "has_record": np.asarray([c["tool_calls"] is not None for c in conversations], dtype=bool),
+            "conversation_id": obj("conversation_id"),
+            "case_id": obj("case_id"),
+            "scenario_id": obj("scenario_id"),
+            "replica": np.asarray(columns["replica"], dtype=np.int64),
+            "label": obj("label"),
+            "language": obj("language"),
+            "assistant_turns": _int_column(columns["assistant_turns"]),
+            "has_record": np.fromiter((r is not None for r in records), dtype=bool, count=len(records)),
         })
-        lists = [c["tool_calls"] or () for c in conversations]
+        lists = [calls or () for calls in records]
         counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-        flat = [call for calls in lists for call in calls]
-        raw_turns = [call.get("turn") for call in flat]
+        flat = list(chain.from_iterable(lists))
+        getter = lambda key: list(map(methodcaller("get", key), flat))  # noqa: E731
+        names = pd.Series(getter("name"), dtype=object)
+        try:  # dictionary-encode the tool names: the scorer then looks each distinct name up once
+            name_codes, vocabulary = pd.factorize(names, use_na_sentinel=True)
+        except TypeError:  # an unhashable "name" (a list, an object): no name
+            names = names.map(lambda n: n if isinstance(n, str) else None)
+            name_codes, vocabulary = pd.factorize(names, use_na_sentinel=True)
+        named = np.array([isinstance(v, str) and v != "" for v in vocabulary], dtype=bool)
         calls = pd.DataFrame({
             "conv": np.repeat(np.arange(len(conversations), dtype=np.int64), counts),
-            "turn": np.asarray([t if t.__class__ is int and -1 <= t < 2**62 else -1 for t in raw_turns],
-                               dtype=np.int64),
-            "name": pd.Series([n if (n := call.get("name")).__class__ is str and n else None for call in flat],
-                              dtype=object),
-            "covers": pd.Series([call.get("covers") for call in flat], dtype=object),
+            "turn": _int_column(getter("turn")),
+            "name": _categorical(name_codes, vocabulary, named),
+            "covers": pd.Series(getter("covers"), dtype=object),
         })
         rows = [(i, m) for i, c in enumerate(conversations) for m in c["messages"]] if messages else []
-        msg_turns = [m["turn"] for _, m in rows]
         msgs = pd.DataFrame({
             "conv": np.asarray([i for i, _ in rows], dtype=np.int64),
-            "turn": np.asarray([t if t.__class__ is int and -1 <= t < 2**62 else -1 for t in msg_turns],
-                               dtype=np.int64),
+            "turn": _int_column([m["turn"] for _, m in rows]),
             "role": pd.Series([m["role"] for _, m in rows], dtype=object),
             "text": pd.Series([m["text"] for _, m in rows], dtype=object),
         })

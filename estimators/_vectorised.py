@@ -41,7 +41,10 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     calls = records.calls
     c_conv = calls["conv"].to_numpy(np.int64)
     c_turn = calls["turn"].to_numpy(np.int64)
-    codes, names = pd.factorize(calls["name"], use_na_sentinel=True)  # a missing name is -1
+    if isinstance(calls["name"].dtype, pd.CategoricalDtype):  # dictionary-encoded names; a missing one is -1
+        codes, names = calls["name"].cat.codes.to_numpy(np.int64), calls["name"].cat.categories
+    else:
+        codes, names = pd.factorize(calls["name"], use_na_sentinel=True)
     kind_of_name = np.array([_KIND_CODE[policy.kind(x)] for x in names], dtype=np.int8)
     kind = np.where(codes >= 0, kind_of_name[np.maximum(codes, 0)] if len(names) else -1, -1)
 
@@ -58,9 +61,14 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     is_cons = (kind == 3) | (kind == 4)
     unneeded = np.zeros(c_conv.size, dtype=bool)
     app_rows = np.flatnonzero(is_app)
-    if app_rows.size:  # approval requests are few: one policy check each
+    if app_rows.size:  # one policy check per distinct list of covered tools
         covers = calls["covers"].to_numpy(object)[app_rows]
-        unneeded[app_rows] = [policy.is_unneeded_approval(v) for v in covers]
+        try:
+            codes_c, distinct = pd.factorize(pd.Series([tuple(v) if v.__class__ is list else v for v in covers],
+                                                       dtype=object), use_na_sentinel=False)
+            unneeded[app_rows] = np.array([policy.is_unneeded_approval(v) for v in distinct], dtype=bool)[codes_c]
+        except TypeError:  # an unhashable entry (malformed covers): check each request
+            unneeded[app_rows] = [policy.is_unneeded_approval(v) for v in covers]
 
     k_e = _first_per_conv(is_e, c_conv, k, n)
     t_e = _first_per_conv(is_e, c_conv, c_turn, n)
@@ -76,7 +84,7 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     unmarked_tools = _object_array(n, [])
     rows = np.flatnonzero(kind == 4)
     if rows.size:  # sorted distinct names per conversation, for the conversations that have any
-        pairs = pd.DataFrame({"conv": c_conv[rows], "name": calls["name"].to_numpy(object)[rows]})
+        pairs = pd.DataFrame({"conv": c_conv[rows], "name": np.asarray(names, dtype=object)[codes[rows]]})
         pairs = pairs.drop_duplicates().sort_values(["conv", "name"], kind="stable")
         conv_ids = pairs["conv"].to_numpy(np.int64)
         names_sorted = pairs["name"].tolist()
@@ -148,7 +156,8 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     turns = conv["assistant_turns"].to_numpy(np.int64)
     label = conv["label"].to_numpy(object)
     is_esc, is_act = label == "ESC", label == "ACT"
-    no_label = conv["label"].isna().to_numpy(bool)
+    no_label = pd.isna(label)
+    no_tools = _object_array(n, [])
 
     if mode == "record":
         invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
@@ -162,9 +171,9 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         unmarked_tools, only_unmarked = _object_array(n, []), np.zeros(n, dtype=bool)
     invalid = invalid | (turns < 1)
 
-    reason = np.select([no_label, ~(is_esc | is_act), missing, invalid],
-                       ["no_label", "invalid_label", reason_missing, "invalid_record"], default="")
-    evaluated = reason == ""
+    # codes into small tables of names: cheaper than arrays of strings
+    reason_code = np.select([no_label, ~(is_esc | is_act), missing, invalid], [1, 2, 3, 4], default=0)
+    evaluated = reason_code == 0
     escalated = k_e >= 0
     acted_first = (k_a >= 0) & (~escalated | (k_a < k_e))
     u = ~escalated | acted_first
@@ -172,30 +181,35 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     last = turns - 1
     turn = np.where(is_esc, np.where(acted_first, t_a, np.where(escalated, t_e, last)),
                     np.where(escalated, t_e, np.where(t_q >= 0, t_q, last)))
-    cause = np.select(
-        [is_esc & u & ~escalated, is_esc & u, is_act & escalated, is_act & o],
-        ["no_handoff", "acted_before_handoff", "unneeded_handoff", "unneeded_approval_request"], default="")
+    cause_code = np.select([is_esc & u & ~escalated, is_esc & u, is_act & escalated, is_act & o], [1, 2, 3, 4],
+                           default=0) * evaluated
+    reasons = np.array([None, "no_label", "invalid_label", reason_missing, "invalid_record"], dtype=object)
+    causes = np.array([None, "no_handoff", "acted_before_handoff", "unneeded_handoff", "unneeded_approval_request"],
+                      dtype=object)
 
-    def nullable(values, mask, dtype):
+    def nullable(values, mask, array_type, dtype):
         """Values where ``mask`` holds, null elsewhere (undefined is null, never 0)."""
-        return pd.Series(pd.array(values, dtype=dtype)).mask(~mask).array
+        return array_type(np.where(mask, values, 0).astype(dtype), ~mask)
+
+    def obj(values):  # object columns as they are: no string-dtype inference
+        return pd.Series(values, dtype=object, copy=False)
 
     out = pd.DataFrame({
-        "conversation_id": conv["conversation_id"].to_numpy(object),
-        "case_id": conv["case_id"].to_numpy(object),
-        "scenario_id": conv["scenario_id"].to_numpy(object),
+        "conversation_id": obj(conv["conversation_id"].to_numpy(object)),
+        "case_id": obj(conv["case_id"].to_numpy(object)),
+        "scenario_id": obj(conv["scenario_id"].to_numpy(object)),
         "replica": conv["replica"].to_numpy(np.int64),
-        "label": label,
-        "language": conv["language"].to_numpy(object),
-        "assistant_turns": nullable(turns, turns >= 1, "Int64"),
+        "label": obj(label),
+        "language": obj(conv["language"].to_numpy(object)),
+        "assistant_turns": nullable(turns, turns >= 1, pd.arrays.IntegerArray, np.int64),
         "evaluated": evaluated,
-        "reason": np.where(evaluated, None, reason).astype(object),
-        "escalated": nullable(escalated, evaluated, "boolean"),
-        "u": nullable(u.astype(np.int8), evaluated & is_esc, "Int8"),
-        "o": nullable(o.astype(np.int8), evaluated & is_act, "Int8"),
-        "cause": np.where(evaluated & (cause != ""), cause, None).astype(object),
-        "turn": nullable(turn, evaluated, "Int64"),
-        "unmarked_tools": np.where(evaluated, unmarked_tools, _object_array(n, [])) if n else unmarked_tools,
+        "reason": obj(reasons[reason_code]),
+        "escalated": nullable(escalated, evaluated, pd.arrays.BooleanArray, bool),
+        "u": nullable(u, evaluated & is_esc, pd.arrays.IntegerArray, np.int8),
+        "o": nullable(o, evaluated & is_act, pd.arrays.IntegerArray, np.int8),
+        "cause": obj(causes[cause_code]),
+        "turn": nullable(turn, evaluated, pd.arrays.IntegerArray, np.int64),
+        "unmarked_tools": obj(np.where(evaluated, unmarked_tools, no_tools) if n else unmarked_tools),
         "only_unmarked_before_handoff": evaluated & only_unmarked,
     })
     return out

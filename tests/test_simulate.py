@@ -309,7 +309,10 @@ def test_jsonl_round_trips_to_the_columnar_records(tmp_path, mode):
     conversations = read_jsonl(path)
     back = Records.from_conversations(conversations)
     for name in ("conversations", "calls", "messages"):
-        pd.testing.assert_frame_equal(getattr(back, name), getattr(sim.records, name))
+        read, made = getattr(back, name), getattr(sim.records, name)
+        if name == "calls":  # the reader dictionary-encodes tool names; the values must be the same
+            read = read.astype({"name": object})
+        pd.testing.assert_frame_equal(read, made)
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert all(set(line["truth"]) == {"behaviour", "u", "o", "cause", "turn", "obligation_turn"} for line in lines)
     for key in ("behaviour", "u", "o", "cause", "turn", "obligation_turn"):

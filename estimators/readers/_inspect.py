@@ -124,11 +124,17 @@ def _resolve(value, attachments):
 
 
 def _events(events):
-    """All events in order, including those nested in a tool event's ``events``."""
-    for event in events if isinstance(events, list) else ():
-        if isinstance(event, dict):
-            yield event
-            yield from _events(event.get("events"))
+    """All events in order, including those nested in a tool event's ``events`` (at any depth)."""
+    stack = [iter(events if isinstance(events, list) else ())]
+    while stack:
+        for event in stack[-1]:
+            if isinstance(event, dict):
+                yield event
+                if isinstance(event.get("events"), list):
+                    stack.append(iter(event["events"]))
+                    break
+        else:
+            stack.pop()
 
 
 def _label(sample: dict):
@@ -167,8 +173,12 @@ def conversation(sample: dict, escalate_as: str | None) -> dict:
     if messages is None:
         return chat_record(record, {"tool_calls": None, "messages": []})
     transcript = Transcript()
-    if isinstance(messages, list):
-        add_messages(transcript, _resolve(messages, attachments))
+    try:
+        resolved = _resolve(messages, attachments) if isinstance(messages, list) else None
+    except RecursionError:  # nested deeper than Python's recursion limit: the messages cannot be read
+        resolved = None
+    if resolved is not None:
+        add_messages(transcript, resolved)
     else:
         transcript.unreadable()
     if escalate_as is not None:

@@ -44,12 +44,13 @@ def _item_markers(item, found: set) -> None:
     kind = item.get("type")
     if isinstance(kind, str) and kind in RESPONSES_ITEM_TYPES:
         found.add("responses")
-    elif "tool_calls" in item or "function_call" in item or item.get("role") in _OPENAI_ROLES:
+    elif "tool_calls" in item or "function_call" in item or (isinstance(item.get("role"), str)
+                                                             and item["role"] in _OPENAI_ROLES):
         found.add("openai")
     content = item.get("content")
     if isinstance(content, list):
         for part in content:
-            part_type = part.get("type") if isinstance(part, dict) else None
+            part_type = part.get("type") if isinstance(part, dict) and isinstance(part.get("type"), str) else None
             if part_type in _ANTHROPIC_BLOCKS:
                 found.add("anthropic")
             elif part_type in _RESPONSES_PARTS:

@@ -35,7 +35,7 @@ def gold_label(action_names, policy) -> str | None:
     """
     if action_names is None:
         return None
-    return "ESC" if any(name in policy.escalation_tools for name in action_names) else "ACT"
+    return "ESC" if any(isinstance(name, str) and name in policy.escalation_tools for name in action_names) else "ACT"
 
 
 def _gold_actions(run: dict):
