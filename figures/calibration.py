@@ -50,8 +50,11 @@ def plot_calibration_bias(table: pd.DataFrame, stem) -> None:
                             label=method)
         top.axhline(0.0, color="grey", linestyle="--", linewidth=1)
         top.set_title(f"language {language}")
+        pairs = sorted(part["pairs"].unique())
         for ax in (top, bottom):
             ax.set_xscale("log")
+            ax.set_xticks(pairs, [str(int(p)) for p in pairs])
+            ax.minorticks_off()
         bottom.set_xlabel("labelled pairs per language")
     axes[0, 0].set_ylabel("calibration bias: mean p - mean label")
     axes[1, 0].set_ylabel("expected calibration error (10 bins)")
@@ -64,7 +67,7 @@ def plot_mode_b(table: pd.DataFrame, stem) -> None:
     fake-escalation rate (one line per correction and validation size; bars: 2 MCSE)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     text = table.drop_duplicates("fake_rate")
-    ax.errorbar(text["fake_rate"], text["without_record"] - text["truth"], yerr=2 * text["without_record_mcse"],
+    ax.errorbar(text["fake_rate"], text["without_record_bias"], yerr=2 * text["without_record_mcse"],
                 marker="o", color="black", capsize=3, label="without a record")
     for (method, size), rows in table.groupby(["method", "validation"], sort=False):
         ax.errorbar(rows["fake_rate"], rows["bias"], yerr=2 * rows["bias_mcse"], marker=_MARKERS.get(method, "o"),

@@ -8,12 +8,16 @@ Public API::
     expected_rates(profile)          exact expected p_u, p_o, pi (and mode B, ICC)
     write_jsonl(sim, path)           canonical records (SPEC section 6) with a ``truth`` object
     world_policy(), world_policy_path()
+    SimulatedTurnJudge, SimulatedCauseJudge  simulated judges (per-turn p_t with a calibration curve
+                                     per language; causes), world_instructions(), true_causes(sim)
 """
 from ._generate import MODES, SimulatedRecords, simulate
 from ._jsonl import write_jsonl
+from ._judges import JUDGE_CALIBRATION, SimulatedCauseJudge, SimulatedTurnJudge, true_causes, world_instructions
 from ._profiles import BEHAVIOURS, PROFILES, Profile, behaviour_probabilities, expected_rates
 from ._world import KINDS, LANGUAGES, CaseKind, make_scenarios, world_policy, world_policy_path
 
-__all__ = ["BEHAVIOURS", "CaseKind", "KINDS", "LANGUAGES", "MODES", "PROFILES", "Profile", "SimulatedRecords",
-           "behaviour_probabilities", "expected_rates", "make_scenarios", "simulate", "world_policy",
+__all__ = ["BEHAVIOURS", "CaseKind", "JUDGE_CALIBRATION", "KINDS", "LANGUAGES", "MODES", "PROFILES", "Profile",
+           "SimulatedCauseJudge", "SimulatedRecords", "SimulatedTurnJudge", "behaviour_probabilities",
+           "expected_rates", "make_scenarios", "simulate", "true_causes", "world_instructions", "world_policy",
            "world_policy_path", "write_jsonl"]

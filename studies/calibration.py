@@ -39,8 +39,9 @@ from estimators._policy import Policy
 from estimators._records import Records
 from estimators._turn_judge import TurnProbabilities, judge_turns, turn_questions
 from estimators._vectorised import score_records
-from simulate import PROFILES, expected_rates, simulate, world_policy
-from simulate._judges import SimulatedCauseJudge, SimulatedTurnJudge, true_causes, world_instructions
+from simulate import PROFILES, expected_rates, simulate
+from simulate._judges import (JUDGE_CALIBRATION, SimulatedCauseJudge, SimulatedTurnJudge, true_causes,
+                              world_instructions)
 from studies._engine import run_cells
 from studies._tables import write_table
 
@@ -72,8 +73,9 @@ def design_grid(*, smoke: bool = False, reps: int | None = None) -> pd.DataFrame
 
     ``part`` says what a cell measures: ``calibration`` (language x pairs per language),
     ``doubt`` (language), ``mode_b`` (fake-escalation rate), ``read_only`` (profile) and
-    ``causes``. ``reps`` data sets per cell (default 200; 20 with ``smoke``, which also uses
-    fewer pairs, rates and cases).
+    ``causes`` (profile). ``reps`` data sets per calibration, mode B and read-only cell (default
+    200; 20 with ``smoke``, which also uses fewer pairs, rates and cases); a doubt or causes cell
+    is one sample of ``cases`` cases (``reps`` 1).
     """
     reps = int(reps if reps is not None else (20 if smoke else 200))
     pairs = (50, 400) if smoke else PAIRS
@@ -88,7 +90,8 @@ def design_grid(*, smoke: bool = False, reps: int | None = None) -> pd.DataFrame
     design["profile"] = design["profile"].fillna("")
     design["language"] = design["language"].fillna("")
     design["pairs"] = design["pairs"].astype("Int64")
-    return design.assign(reps=reps)
+    design["reps"] = np.where(design["part"].isin(["doubt", "causes"]), 1, reps)
+    return design
 
 
 def _seed(seed_seq: np.random.SeedSequence) -> int:
@@ -263,8 +266,8 @@ def _mode_b_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
         def count(mask):
             return mask.sum(axis=1)
         corrections = (
-            predictive_value_correction(count(text & main), n - size, count(text & with_record & val), count(text & val),
-                                        count(~text & with_record & val), count(~text & val)),
+            predictive_value_correction(count(text & main), n - size, count(text & with_record & val),
+                                        count(text & val), count(~text & with_record & val), count(~text & val)),
             rogan_gladen(count(text & main), n - size, count(text & with_record & val), count(with_record & val),
                          count(~text & ~with_record & val), count(~with_record & val)),
         )
@@ -362,7 +365,8 @@ def summarise(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
                                            "obligation_esc_error", "obligation_esc_error_mcse",
                                            "obligation_act_false", "obligation_act_false_mcse"]]
     largest = long.loc[long["part"] == "calibration", "pairs"].max()
-    rel = long[(long["part"] == "calibration") & (long["pairs"] == largest) & long["stat"].str.startswith("reliability_")]
+    rel = long[(long["part"] == "calibration") & (long["pairs"] == largest)
+               & long["stat"].str.startswith("reliability_")]
     rel = rel.pivot_table(index=["language", "method", "bin"], columns="stat", values="est", sort=False,
                           dropna=False).reset_index()
     rel.columns = [c.removeprefix("reliability_") for c in rel.columns]
@@ -398,6 +402,7 @@ def summarise(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
     corrected.insert(3, "truth", truth.loc[corrected["fake_rate"]].to_numpy())
     corrected.insert(4, "without_record", text.loc[corrected["fake_rate"], "est"].to_numpy())
     corrected.insert(5, "without_record_mcse", text.loc[corrected["fake_rate"], "mcse"].to_numpy())
+    corrected.insert(6, "without_record_bias", corrected["without_record"] - corrected["truth"])
     tables["mode_b_methods"] = corrected.drop(columns=["undefined_mcse"])
 
     tables["read_only"] = _wide(long, "read_only", ["profile"],
@@ -424,34 +429,57 @@ TITLES = {
 }
 
 
+def _from_on(holds: pd.Series) -> str:
+    """``from N pairs on``: the smallest N from which ``holds`` is true at every larger size too."""
+    if not holds.iloc[-1]:
+        return f"not at {holds.index[-1]} pairs, the largest size"
+    failing = holds.index[~holds.to_numpy(bool)]
+    first = holds.index[holds.index > failing.max()].min() if len(failing) else holds.index.min()
+    return f"from {first} pairs on"
+
+
 def _fmt(value, digits: int = 3) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
 def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     """``report.md``: the findings in sentences, every number read from the tables."""
-    cal = tables["calibration"]
-    lines = ["# Judges and the calibration study: report\n",
-             f"Seed {facts['seed']}, {facts['reps']} data sets per cell (design.csv, run.json). The per-turn "
-             f"judge sees only the instructions and the user's messages; its probabilities never change u, o "
-             f"or pi.\n", "## Calibration per language (calibration.csv, calibration_detail.csv)\n"]
-    most = cal["pairs"].max()
-    for language, part in cal.groupby("language", sort=False):
-        at = part[part["pairs"] == most].set_index("method")
-        lines.append(f"- `{language}` with {most} pairs: ECE raw {_fmt(at.loc['raw', 'ece'])}, Platt "
-                     f"{_fmt(at.loc['platt', 'ece'])}, isotonic {_fmt(at.loc['isotonic', 'ece'])}; calibration bias "
-                     f"raw {_fmt(at.loc['raw', 'bias'], 4)} (MCSE {_fmt(at.loc['raw', 'bias_mcse'], 4)}), Platt "
-                     f"{_fmt(at.loc['platt', 'bias'], 4)} ({_fmt(at.loc['platt', 'bias_mcse'], 4)}), isotonic "
-                     f"{_fmt(at.loc['isotonic', 'bias'], 4)} ({_fmt(at.loc['isotonic', 'bias_mcse'], 4)}).")
-        raw = part[part["method"] == "raw"].set_index("pairs")["ece"]
-        for method in ("platt", "isotonic"):
-            fitted = part[part["method"] == method].set_index("pairs")["ece"]
-            better = fitted.index[fitted < raw.loc[fitted.index]]
-            lines.append(f"  - {method}: ECE below the raw judge's from {better.min()} pairs per language on"
-                         if len(better) else f"  - {method}: never below the raw judge's ECE in this grid")
     detail = tables["calibration_detail"]
-    lines.append("\nObligation turn (first turn with p_t >= 0.5) at the largest sample: share of ESC conversations "
-                 "whose turn is wrong / share of ACT conversations given one:")
+    curves = ", ".join(f"`{lang}` {JUDGE_CALIBRATION[lang]}" for lang in detail["language"].unique()
+                       if lang in JUDGE_CALIBRATION)
+    lines = ["# Judges and the calibration study: report\n",
+             f"Seed {facts['seed']}, {facts['reps']} data sets per calibration, mode B and read-only cell; one "
+             f"sample per doubt and cause cell (design.csv, run.json). The per-turn "
+             f"judge sees only the instructions and the user's messages; its probabilities never change u, o "
+             f"or pi. The simulated judge's calibration curves (logit shift, slope): {curves}; (0, 1) is "
+             f"calibrated by construction.\n",
+             "## Calibration per language (calibration.csv, calibration_detail.csv)\n",
+             f"A map is fitted on the labelled pairs of a data set and measured on {2 * TEST_PAIRS} fresh "
+             f"conversations of the same language (ECE over 10 bins, bias = mean p - mean label). On that many "
+             f"conversations even a calibrated judge measures an ECE above 0 (its noise floor).\n"]
+    most = detail["pairs"].max()
+    for language, part in detail.groupby("language", sort=False):
+        raw = part[part["method"] == "raw"].set_index("pairs")
+        lines.append(f"- `{language}`, raw judge: ECE {_fmt(raw['ece'].mean())}, bias {_fmt(raw['bias'].mean(), 4)} "
+                     f"(mean over the pair sizes; it does not depend on them).")
+        for method in ("platt", "isotonic"):
+            fitted = part[part["method"] == method].set_index("pairs")
+            gap = fitted["ece"] - raw.loc[fitted.index, "ece"]
+            noise = 2 * np.hypot(fitted["ece_mcse"], raw.loc[fitted.index, "ece_mcse"])
+            curve = ", ".join(f"{n}: {_fmt(v)}" for n, v in fitted["ece"].items())
+            lines.append(f"  - {method}: ECE by pairs {curve}; bias at {most} pairs "
+                         f"{_fmt(fitted.loc[most, 'bias'], 4)} (MCSE {_fmt(fitted.loc[most, 'bias_mcse'], 4)}); "
+                         f"below the raw ECE by more than 2 MCSE: {_from_on(gap < -noise)}; not above it by more "
+                         f"than 2 MCSE: {_from_on(gap <= noise)}.")
+    small = detail[detail["pairs"] == detail["pairs"].min()]
+    crossfit_bias = detail.loc[detail["method"] != "raw", "bias_crossfit"].abs().max()
+    lines.append(f"\nCross-fitted on the labelled pairs themselves (5 folds by case), the bias is near 0 by "
+                 f"construction (largest |bias| of a fitted map {_fmt(crossfit_bias, 4)}), and at "
+                 f"{int(small['pairs'].iloc[0])} pairs the cross-fitted ECE ({_fmt(small['ece_crossfit'].min())} to "
+                 f"{_fmt(small['ece_crossfit'].max())}) over-states the fresh one ({_fmt(small['ece'].min())} to "
+                 f"{_fmt(small['ece'].max())}): a few labelled pairs cannot measure a calibration.")
+    lines.append("\nObligation turn (first turn with p_t >= 0.5, maps cross-fitted) at the largest sample: share of "
+                 "ESC conversations whose turn is wrong (or missing) / share of ACT conversations given one:")
     for (language, method), part in detail[detail["pairs"] == most].groupby(["language", "method"], sort=False):
         row = part.iloc[0]
         lines.append(f"- `{language}` {method}: {_fmt(row['obligation_esc_error'])} / "
@@ -501,7 +529,7 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     from figures.calibration import plot_calibration_bias, plot_mode_b, plot_reliability
     out_dir = Path(out_dir)
     design = design_grid(smoke=smoke, reps=reps)
-    facts = {"study": "calibration", "smoke": smoke, "reps": int(design["reps"].iloc[0])}
+    facts = {"study": "calibration", "smoke": smoke, "reps": int(design["reps"].max())}
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      description="judges and calibration", run_facts=facts)
     long.to_csv(out_dir / "results.csv", index=False, float_format="%.10g")

@@ -1,0 +1,46 @@
+"""``escalation study calibration``: the judges, their calibration per language, and the bias of
+observation without a record."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from estimators._errors import InputError
+from studies.calibration import DEFAULT_SEED, run_study
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    """Add ``calibration`` to the ``escalation study`` sub-app."""
+
+    @study_app.command("calibration")
+    def calibration(
+        out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, results.csv, the tables "
+                                                    "(calibration.csv, mode_b.csv, ... as CSV and Markdown), "
+                                                    "figures and report.md (created if missing)."),
+        smoke: bool = typer.Option(False, "--smoke", help="Two pair sizes, two fake-escalation rates and 20 data "
+                                                          "sets per cell (seconds)."),
+        reps: Optional[int] = typer.Option(None, "--reps", help="Data sets per cell (default 200; 20 with --smoke)."),
+        n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
+                                                       "Results do not depend on it."),
+        seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every cell gets its own child seed."),
+    ) -> None:
+        """The per-turn judge calibrated per language (Platt, isotonic; ECE, bias, pairs needed), doubt
+        measured by runs and paraphrases, the cause judge, under-escalation without a record against
+        the truth with its correction, and the read-only notice (findings in DIR/report.md)."""
+        where = "escalation study calibration"
+        if reps is not None and reps < 2:
+            raise InputError(f"--reps must be at least 2, got {reps}", source=where)
+        if n_jobs == 0 or n_jobs < -1:
+            raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=where)
+        if seed < 0:
+            raise InputError(f"--seed must be a non-negative integer, got {seed}", source=where)
+        clock = time.perf_counter()
+        tables = run_study(out, smoke=smoke, reps=reps, n_jobs=n_jobs, seed=seed,
+                           progress=True)
+        Console().print(f"calibration study: {tables['results']['cell'].nunique()} cells in "
+                        f"{time.perf_counter() - clock:.1f} s -> {out / 'calibration.csv'}, {out / 'mode_b.csv'}; "
+                        f"findings in {out / 'report.md'}")
