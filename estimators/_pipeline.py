@@ -20,6 +20,7 @@ import pandas as pd
 from ._aggregate import summarise, unplanned_mask
 from ._errors import InputError
 from ._output import conversation_lines, write_atomic
+from ._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
 from ._records import Records, UniqueKeys, iter_jsonl
 from ._vectorised import score_records
 
@@ -97,11 +98,50 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
             gc.enable()
 
 
+def _fast_chunks(path, progress):
+    """Records of a well-formed canonical JSONL file through Arrow (see :mod:`estimators._arrow`)."""
+    for read, records in iter_records_arrow(path):
+        if progress:
+            progress(read)
+        yield records
+
+
+def _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, formats):
+    """Records chunk by chunk through the reference readers, with labels and the uniqueness checks."""
+    keys = UniqueKeys(str(path))
+    for used_format, chunk in _chunks(path, format, policy, chunk_size, progress, approval_escalation):
+        formats.append(used_format)
+        conversations = []
+        for line, conv in chunk:
+            if labels is not None:
+                labels.apply(conv)
+            keys.add(conv, line)
+            conversations.append(conv)
+        yield Records.from_conversations(conversations, messages=mode == "text")
+
+
 def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, plan, out_dir, chunk_size,
                 approval_escalation, progress):
+    if format == "auto":
+        from .readers import detect_format
+        format = detect_format(path)
+    if format == "jsonl" and mode == "record" and labels is None and arrow_available():
+        try:
+            return _score_chunks(_fast_chunks(path, progress), "jsonl", path, policy, mode=mode, judge=judge,
+                                 confidence=confidence, rho=rho, plan=plan, out_dir=out_dir)
+        except FastPathUnavailable:
+            pass  # read again with the reference reader, which names the line of any error
+    formats = [format]
+    chunks = _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
+                               formats)
+    return _score_chunks(chunks, formats, path, policy, mode=mode, judge=judge, confidence=confidence, rho=rho,
+                         plan=plan, out_dir=out_dir)
+
+
+def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence, rho, plan, out_dir):
+    """Score record chunks, write ``conversations.jsonl`` as they come, then summarise."""
     source = str(path)
-    keys = UniqueKeys(source)
-    parts, used_format = [], format
+    parts = []
     tmp = None
     if out_dir is not None:
         out_dir = Path(out_dir)
@@ -109,14 +149,7 @@ def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, p
         fd, tmp = tempfile.mkstemp(prefix=".conversations.jsonl.", suffix=".tmp", dir=out_dir)
         handle = os.fdopen(fd, "wb")
     try:
-        for used_format, chunk in _chunks(path, format, policy, chunk_size, progress, approval_escalation):
-            conversations = []
-            for line, conv in chunk:
-                if labels is not None:
-                    labels.apply(conv)
-                keys.add(conv, line)
-                conversations.append(conv)
-            records = Records.from_conversations(conversations, messages=mode == "text")
+        for records in chunks:
             results = score_records(records, policy, mode=mode, judge=judge)
             extra = {"unplanned": unplanned_mask(results, plan)} if plan is not None else None
             if tmp is not None:
@@ -141,4 +174,4 @@ def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, p
             if not handle.closed:
                 handle.close()
             Path(tmp).unlink(missing_ok=True)
-    return results, summary, used_format
+    return results, summary, used_format[-1] if isinstance(used_format, list) else used_format

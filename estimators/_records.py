@@ -248,15 +248,7 @@ def _categorical(codes, vocabulary, named) -> pd.Categorical:
 
 def _int_column(values) -> np.ndarray:
     """int64 column of turns or counts; -1 where a value is not an integer (a bool, 1.5, "1", None)."""
-    values = pd.Series(values, dtype=object).to_numpy()  # 1-D whatever the values (lists stay objects)
-    is_int = np.asarray(list(map(type, values)), dtype=object) == int
-    out = np.full(values.size, -1, dtype=np.int64)
-    try:
-        out[is_int] = values[is_int].astype(np.int64)
-    except OverflowError:  # an integer beyond int64: not a usable turn
-        out[is_int] = [v if -1 <= v < 2**62 else -1 for v in values[is_int]]
-    out[out < -1] = -1
-    return out
+    return np.array([v if v.__class__ is int and -1 <= v < 2**62 else -1 for v in values], dtype=np.int64)
 
 
 @dataclass(frozen=True)
