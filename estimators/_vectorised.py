@@ -6,6 +6,8 @@ prove that the two give identical results.
 """
 from __future__ import annotations
 
+from itertools import chain, repeat
+
 import numpy as np
 import pandas as pd
 
@@ -22,18 +24,40 @@ _KIND_CODE = {"escalation": 0, "read_only": 1, "approval": 2, "action": 3, "unma
 
 
 def _first_per_conv(mask, call_conv, values, n):
-    """For each conversation, ``values`` at its first call where ``mask`` holds; -1 if none."""
+    """For each conversation, ``values`` at its first row where ``mask`` holds; -1 if none.
+
+    ``call_conv`` is sorted (rows grouped by conversation), so the first row of each
+    conversation is where the conversation changes: no sort needed.
+    """
     rows = np.flatnonzero(mask)
     out = np.full(n, -1, dtype=np.int64)
     if rows.size:
-        convs, first = np.unique(call_conv[rows], return_index=True)
-        out[convs] = values[rows[first]]
+        convs = call_conv[rows]
+        first = np.r_[True, convs[1:] != convs[:-1]]
+        out[convs[first]] = values[rows[first]]
     return out
 
 
-def _object_array(n, fill):
+def _unneeded_approvals(covers: np.ndarray, policy: Policy) -> np.ndarray:
+    """SPEC section 2: an approval request is needed only if it covers >= 1 tool, every one gated."""
+    is_list = np.fromiter(map(isinstance, covers, repeat(list | tuple)), dtype=bool, count=covers.size)
+    lists = covers[is_list]
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=lists.size)
+    try:
+        flat = list(chain.from_iterable(lists))
+        gated = np.fromiter(map(policy.gated_tools.__contains__, flat), dtype=bool, count=len(flat))
+    except TypeError:  # an unhashable entry (malformed covers): the policy's own check, request by request
+        return np.array([policy.is_unneeded_approval(v) for v in covers], dtype=bool)
+    not_gated = np.bincount(np.repeat(np.arange(lists.size), lengths)[~gated], minlength=lists.size)
+    unneeded = np.ones(covers.size, dtype=bool)
+    unneeded[is_list] = (lengths == 0) | (not_gated > 0)
+    return unneeded
+
+
+def _no_tools(n: int) -> np.ndarray:
+    """``n`` empty lists of unmarked tools (one shared empty tuple: serialised as ``[]``)."""
     arr = np.empty(n, dtype=object)
-    arr[:] = [fill] * n if n else []
+    arr.fill(())
     return arr
 
 
@@ -61,14 +85,8 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     is_cons = (kind == 3) | (kind == 4)
     unneeded = np.zeros(c_conv.size, dtype=bool)
     app_rows = np.flatnonzero(is_app)
-    if app_rows.size:  # one policy check per distinct list of covered tools
-        covers = calls["covers"].to_numpy(object)[app_rows]
-        try:
-            codes_c, distinct = pd.factorize(pd.Series([tuple(v) if v.__class__ is list else v for v in covers],
-                                                       dtype=object), use_na_sentinel=False)
-            unneeded[app_rows] = np.array([policy.is_unneeded_approval(v) for v in distinct], dtype=bool)[codes_c]
-        except TypeError:  # an unhashable entry (malformed covers): check each request
-            unneeded[app_rows] = [policy.is_unneeded_approval(v) for v in covers]
+    if app_rows.size:
+        unneeded[app_rows] = _unneeded_approvals(calls["covers"].to_numpy(object)[app_rows], policy)
 
     k_e = _first_per_conv(is_e, c_conv, k, n)
     t_e = _first_per_conv(is_e, c_conv, c_turn, n)
@@ -76,18 +94,21 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     t_a = _first_per_conv(is_cons, c_conv, c_turn, n)
     t_q = _first_per_conv(unneeded, c_conv, c_turn, n)
 
-    before_e = k < np.where(k_e[c_conv] >= 0, k_e[c_conv], -1)
-    cons_before = np.bincount(c_conv, weights=(is_cons & before_e), minlength=n)
-    marked_before = np.bincount(c_conv, weights=((kind == 3) & before_e), minlength=n)
+    before_e = k < k_e[c_conv]  # k_e = -1 (no escalation): nothing is before it
+    cons_before = np.bincount(c_conv[is_cons & before_e], minlength=n)
+    marked_before = np.bincount(c_conv[(kind == 3) & before_e], minlength=n)
     only_unmarked = (k_e >= 0) & (cons_before > 0) & (marked_before == 0)
 
-    unmarked_tools = _object_array(n, [])
+    unmarked_tools = _no_tools(n)
     rows = np.flatnonzero(kind == 4)
     if rows.size:  # sorted distinct names per conversation, for the conversations that have any
-        pairs = pd.DataFrame({"conv": c_conv[rows], "name": np.asarray(names, dtype=object)[codes[rows]]})
-        pairs = pairs.drop_duplicates().sort_values(["conv", "name"], kind="stable")
-        conv_ids = pairs["conv"].to_numpy(np.int64)
-        names_sorted = pairs["name"].tolist()
+        vocabulary = np.asarray(names, dtype=object)
+        order = np.argsort(vocabulary.astype(str), kind="stable")  # alphabetical rank of each name
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        keys = np.unique(c_conv[rows] * order.size + rank[codes[rows]])  # distinct (conversation, name), sorted
+        conv_ids = keys // order.size
+        names_sorted = vocabulary[order[keys % order.size]].tolist()
         bounds = np.flatnonzero(np.r_[True, conv_ids[1:] != conv_ids[:-1], True])
         starts, ends = bounds[:-1].tolist(), bounds[1:].tolist()
         groups = pd.Series([names_sorted[a:b] for a, b in zip(starts, ends)], dtype=object)
@@ -155,9 +176,12 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         records = Records(conv, records.calls.sort_values("conv", kind="stable"), records.messages)
     turns = conv["assistant_turns"].to_numpy(np.int64)
     label = conv["label"].to_numpy(object)
-    is_esc, is_act = label == "ESC", label == "ACT"
-    no_label = pd.isna(label)
-    no_tools = _object_array(n, [])
+    label_code, label_values = pd.factorize(label, use_na_sentinel=True)  # compare a few values, not every row
+    label_values = list(label_values)
+    is_esc = label_code == (label_values.index("ESC") if "ESC" in label_values else -2)
+    is_act = label_code == (label_values.index("ACT") if "ACT" in label_values else -2)
+    no_label = label_code < 0
+    no_tools = _no_tools(n)
 
     if mode == "record":
         invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
@@ -168,7 +192,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         has_text, t_e = _text_scores(records, judge or PhraseJudge(), n, turns)
         k_e, invalid, missing, reason_missing = t_e, np.zeros(n, bool), ~has_text, "no_text"
         k_a = t_a = t_q = np.full(n, -1, dtype=np.int64)
-        unmarked_tools, only_unmarked = _object_array(n, []), np.zeros(n, dtype=bool)
+        unmarked_tools, only_unmarked = _no_tools(n), np.zeros(n, dtype=bool)
     invalid = invalid | (turns < 1)
 
     # codes into small tables of names: cheaper than arrays of strings
