@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "simulate",
     "study_coverage",
     "study_sample_size",
+    "study_calibration",
     "reproduce",
 )
 
@@ -42,3 +43,7 @@ def main() -> None:
     except InputError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

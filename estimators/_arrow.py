@@ -10,6 +10,8 @@ reader, which also gives the exact line of an error. Both paths give the same re
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -138,15 +140,35 @@ def _records_of(batch, seen_ids: set, seen_cells: set) -> Records:
     return Records(conversations, call_frame, messages)
 
 
+# a line that does not open a JSON object: at the start of a read, and after a newline
+_LINE_START = re.compile(rb"[ \t\r]*[^{ \t\r\n]")
+_NEXT_LINE = re.compile(rb"\n[ \t\r]*[^{ \t\r\n]")
+
+
 class _CountingFile:
-    """A binary file that counts the bytes read from it (for the progress bar)."""
+    """A binary file that counts the bytes read from it (for the progress bar).
+
+    It stops (:class:`FastPathUnavailable`) at a line that does not start with ``{``, before
+    Arrow sees it: pyarrow's JSON reader (26.0) crashes the process on a top-level ``null`` line.
+    """
 
     def __init__(self, path):
         self.handle, self.read_so_far, self.closed = open(path, "rb"), 0, False
+        self.mid_line = False  # the last read ended inside a line that has more than blanks
 
     def read(self, size=-1):
         data = self.handle.read(size)
         self.read_so_far += len(data)
+        start = 0
+        if self.mid_line:  # that line was checked where it began
+            start = data.find(b"\n")
+            if start < 0:
+                return data
+        elif _LINE_START.match(data):
+            raise FastPathUnavailable("a line that is not a JSON object")
+        if _NEXT_LINE.search(data, start):
+            raise FastPathUnavailable("a line that is not a JSON object")
+        self.mid_line = bool(data[data.rfind(b"\n") + 1:].strip(b" \t\r"))
         return data
 
     def close(self):

@@ -18,4 +18,11 @@ class InputError(ValueError):
         if source and line is not None:
             where += f":{line}"
         what = f"field '{field}': " if field else ""
-        super().__init__(f"{where}: {what}{message}" if where else f"{what}{message}")
+        super().__init__(_one_line(f"{where}: {what}{message}" if where else f"{what}{message}"))
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters escaped (``\\n``, ``\\ud800``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -4,26 +4,50 @@ A study is a design (one row per cell: the conditions) and a cell function that 
 analyses one cell. ``run_cells`` writes the design before anything runs, gives every cell its own
 ``numpy.random.SeedSequence`` spawned from the root seed (cell ``i`` gets child ``i``, whatever
 the number of workers), runs the cells through joblib and returns the results in design order.
-So a study is bit-identical for any ``n_jobs`` and any cell can be rerun alone from the root seed.
+So a study is bit-identical for any ``n_jobs`` and any backend, and any cell can be rerun alone
+from the root seed.
+
+Where the cells run: ``backend="local"`` (joblib's loky processes on this machine) or
+``backend="dask"`` (joblib's Dask backend on a ``distributed`` cluster: the scheduler at
+``scheduler``, else a ``LocalCluster`` started for the run and shut down after it).
+
+Resume: each finished cell is written at once to ``OUT/cells/<cell>.json`` and the run's
+arguments to ``OUT/run-args.json``. A run into a folder that holds a run with the same arguments
+skips the cells already there; one with other arguments is refused. The table is always built
+from the cells as written (the JSON keeps floats exact, NaN included), so a resumed run gives the
+very table of an uninterrupted one. Every file is written to a temporary name and renamed.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import orjson
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from escalation import __version__
+from estimators._errors import InputError
+from estimators._output import write_atomic
 
-__all__ = ["run_cells", "cell_seed"]
+__all__ = ["run_cells", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS"]
 
 CellFunction = Callable[[dict, np.random.SeedSequence], list[dict]]
+
+#: Where the cells can run: joblib's loky processes here, or a Dask cluster.
+BACKENDS = ("local", "dask")
+#: Subfolder of the output folder with one JSON file per finished cell.
+CELLS_DIR = "cells"
+#: The run's arguments, compared when a run resumes in the same folder.
+RUN_ARGS = "run-args.json"
 
 
 def cell_seed(seed: int, cell: int) -> np.random.SeedSequence:
@@ -31,8 +55,105 @@ def cell_seed(seed: int, cell: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=(int(cell),))
 
 
+def _plain(value):
+    """JSON form of the numpy scalars and arrays a cell may return."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"a cell returned a {type(value).__name__}, which a cell file cannot hold")
+
+
+def _cell_bytes(cell: int, results: list[dict]) -> bytes:
+    """A finished cell as JSON; ``NaN`` and ``Infinity`` are written as such, floats exactly."""
+    return json.dumps({"cell": cell, "results": results}, default=_plain, allow_nan=True,
+                      separators=(",", ":")).encode("ascii")
+
+
+def _cell_path(out_dir: Path, cell: int) -> Path:
+    return out_dir / CELLS_DIR / f"{cell:06d}.json"
+
+
+def _finished_cell(path: Path, cell: int) -> list[dict] | None:
+    """The results of a cell written by an earlier run, or None when it has none."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("cell") != cell or not isinstance(data.get("results"), list):
+        return None
+    return data["results"]
+
+
+def _differences(held: dict, wanted: dict) -> str:
+    """``seed 5 (this run: 6); smoke true (this run: false)`` for the arguments that differ."""
+    def show(value):
+        return "missing" if value is None else orjson.dumps(value).decode()
+    names = [k for k in held.keys() | wanted.keys() if k != "design_sha256" and held.get(k) != wanted.get(k)]
+    if "study" in names:  # another study altogether: its other arguments say nothing more
+        names = ["study"]
+    parts = [f"{name} {show(held.get(name))} (this run: {show(wanted.get(name))})"
+             for name in sorted(names)]
+    if not parts and held.get("design_sha256") != wanted.get("design_sha256"):
+        parts = ["another design (design.csv)"]
+    return "; ".join(parts)
+
+
+def _claim_folder(out_dir: Path, arguments: dict) -> bool:
+    """Record the run's arguments in ``out_dir``; True when the folder holds a run to resume.
+
+    Raises :class:`InputError` when the folder holds a run with other arguments.
+    """
+    path = out_dir / RUN_ARGS
+    try:
+        held = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        write_atomic(path, orjson.dumps(arguments, option=orjson.OPT_INDENT_2) + b"\n")
+        return False
+    except (OSError, orjson.JSONDecodeError) as err:
+        raise InputError(f"cannot read {RUN_ARGS} of the earlier run in this folder ({err}); give another "
+                         "--out folder", source=str(out_dir)) from None
+    if held != arguments:
+        raise InputError(f"holds a run with other arguments: {_differences(held, arguments)}; rerun with that "
+                         "run's arguments to resume it, or give another --out folder", source=str(out_dir))
+    return True
+
+
+@contextmanager
+def _workers(backend: str, scheduler: str | None, n_jobs: int) -> Iterator[dict]:
+    """The keyword arguments of joblib's ``Parallel`` for ``backend``, with the Dask client set up.
+
+    ``dask`` connects to ``scheduler``, or starts a ``LocalCluster`` of ``n_jobs`` single-thread
+    worker processes (all cores for ``-1``); the client, and a cluster started here, are closed
+    on the way out, also when a cell fails. joblib runs the cells of a cluster with a single
+    thread in all in this process, as it runs any one job.
+    """
+    if backend == "local":
+        yield {"n_jobs": n_jobs, "backend": "loky"}
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError("the dask backend needs dask.distributed: pip install 'dask[distributed]'",
+                         field="--backend") from None
+    with ExitStack() as stack:
+        if scheduler is None:
+            workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+            cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                       dashboard_address=":0"))
+            client = stack.enter_context(Client(cluster))
+        else:
+            try:
+                client = stack.enter_context(Client(scheduler))
+            except (OSError, TimeoutError, ValueError) as err:
+                raise InputError(f"cannot reach the Dask scheduler at {scheduler} "
+                                 f"({' '.join(str(err).split())})", field="--scheduler") from None
+        stack.enter_context(parallel_config(backend="dask", client=client))
+        yield {"n_jobs": -1}  # every thread of the cluster
+
+
 def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs: int = 1,
-              out_dir: str | Path, progress: bool = True, backend: str = "loky",
+              out_dir: str | Path, progress: bool = True, backend: str = "local", scheduler: str | None = None,
               description: str = "cells", run_facts: dict | None = None) -> pd.DataFrame:
     """Run every design cell through ``cell_fn`` in parallel and collect a long table.
 
@@ -42,54 +163,85 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
         One row per cell; its columns are the conditions passed to ``cell_fn`` as a dict.
     cell_fn : callable
         ``cell_fn(row: dict, seed_seq: SeedSequence) -> list[dict]``: simulates and analyses
-        one cell and returns its result rows. Must be picklable (a module-level function).
+        one cell and returns its result rows (JSON values or numpy scalars). Must be picklable.
     seed : int
         Root seed; cell ``i`` uses ``cell_seed(seed, i)``.
     n_jobs : int
-        Number of joblib workers (``-1``: all cores). Results do not depend on it.
+        Number of joblib workers (``-1``: all cores); with ``backend="dask"`` and no
+        ``scheduler``, the number of workers of the local Dask cluster. Results do not depend on it.
     out_dir : str or Path
-        Folder for ``design.csv`` (written before the run starts, with a ``cell`` column) and
-        ``run.json`` (seed, version, start and end time, elapsed seconds, n_jobs, backend).
+        Folder for ``design.csv`` (written before the run starts, with a ``cell`` column),
+        ``run-args.json`` (what the results depend on: seed, ``run_facts``, the design, the cell
+        function, the version), ``cells/`` (one file per finished cell) and ``run.json`` (also
+        start and end time, elapsed seconds, n_jobs, backend, cells resumed).
     progress : bool
         Show a rich progress bar over cells.
-    backend : str
-        joblib backend (default ``"loky"``); another, such as dask, can be plugged in through
-        ``joblib.parallel_config``.
+    backend : {"local", "dask"}
+        Where the cells run (see the module docstring). Results do not depend on it.
+    scheduler : str, optional
+        Address of a running Dask scheduler (``backend="dask"`` only).
     description : str
         Label of the progress bar.
     run_facts : dict, optional
-        Extra facts recorded in ``run.json`` (e.g. the study name and size).
+        Facts that decide the results besides the seed and the design (e.g. the study name and
+        size); recorded in ``run-args.json`` and ``run.json``.
 
     Returns
     -------
     pandas.DataFrame
         One row per result dict: the design columns (``cell`` first), then the result fields,
         in design order.
+
+    Raises
+    ------
+    InputError
+        When ``out_dir`` holds a run with other arguments.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if scheduler is not None and backend != "dask":
+        raise ValueError("a scheduler address needs backend='dask'")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     design = design.reset_index(drop=True)
     design.insert(0, "cell", np.arange(len(design)))
-    design.to_csv(out_dir / "design.csv", index=False)
+    design_csv = design.to_csv(index=False)
+    arguments = orjson.loads(orjson.dumps({
+        "seed": seed, **(run_facts or {}), "cell_function": f"{cell_fn.__module__}.{cell_fn.__qualname__}",
+        "version": __version__, "cells": len(design),
+        "design_sha256": hashlib.sha256(design_csv.encode("utf-8")).hexdigest()}, option=orjson.OPT_SERIALIZE_NUMPY))
+    resuming = _claim_folder(out_dir, arguments)
+    write_atomic(out_dir / "design.csv", design_csv)
     rows = design.to_dict(orient="records")
+    results: list[list[dict] | None] = [None] * len(rows)
+    if resuming:
+        for i in range(len(rows)):
+            results[i] = _finished_cell(_cell_path(out_dir, i), i)
+    todo = [i for i, done in enumerate(results) if done is None]
+    resumed = len(rows) - len(todo)
     started, clock = datetime.now(timezone.utc), time.perf_counter()
 
     def indexed(i: int, row: dict) -> tuple[int, list[dict]]:
         return i, cell_fn(row, cell_seed(seed, i))
 
-    results: list[list[dict] | None] = [None] * len(rows)
-    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), disable=not progress) as bar:
-        task = bar.add_task(description, total=len(rows))
-        for i, cell_results in parallel(delayed(indexed)(i, row) for i, row in enumerate(rows)):
-            results[i] = cell_results
-            bar.advance(task)
+    label = f"{description} ({resumed} from the earlier run)" if resumed else description
+    with ExitStack() as stack:
+        bar = stack.enter_context(Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                           TimeElapsedColumn(), TimeRemainingColumn(), disable=not progress))
+        task = bar.add_task(label, total=len(rows), completed=resumed)
+        if todo:
+            parallel = Parallel(**stack.enter_context(_workers(backend, scheduler, n_jobs)),
+                                return_as="generator_unordered")
+            for i, cell_results in parallel(delayed(indexed)(i, rows[i]) for i in todo):
+                data = _cell_bytes(i, cell_results)
+                write_atomic(_cell_path(out_dir, i), data)
+                results[i] = json.loads(data)["results"]  # the table is read from what was written
+                bar.advance(task)
     finished = datetime.now(timezone.utc)
     facts = {"seed": seed, "version": __version__, "started": started.isoformat(timespec="seconds"),
              "finished": finished.isoformat(timespec="seconds"),
              "elapsed_seconds": round(time.perf_counter() - clock, 3), "n_jobs": n_jobs, "backend": backend,
-             "cells": len(rows), **(run_facts or {})}
-    (out_dir / "run.json").write_bytes(orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+             "scheduler": scheduler, "cells": len(rows), "cells_resumed": resumed, **(run_facts or {})}
+    write_atomic(out_dir / "run.json", orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     table = [{**row, **result} for row, cell_results in zip(rows, results) for result in cell_results]
     return pd.DataFrame(table)

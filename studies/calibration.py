@@ -35,6 +35,7 @@ from estimators._calibration import (CALIBRATION_METHODS, auroc, calibration_bia
 from estimators._cause_judge import judge_causes
 from estimators._judge import PhraseJudge
 from estimators._misclassification import predictive_value_correction, rogan_gladen
+from estimators._output import write_atomic
 from estimators._policy import Policy
 from estimators._records import Records
 from estimators._turn_judge import TurnProbabilities, judge_turns, turn_questions
@@ -519,20 +520,21 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     lines += ["\n## Figures\n", "- reliability: reliability diagram per language; calibration_bias: bias and ECE "
               "against pairs per language; mode_b: without-record and corrected bias against the fake-escalation "
               "rate (PNG and PDF)."]
-    Path(path).write_text("\n".join(lines) + "\n")
+    write_atomic(path, "\n".join(lines) + "\n")
 
 
 def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, reps: int | None = None,
-              progress: bool = True) -> dict[str, pd.DataFrame]:
+              progress: bool = True, backend: str = "local", scheduler: str | None = None) -> dict[str, pd.DataFrame]:
     """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures and
-    ``report.md``. Every table is identical for any ``n_jobs``."""
+    ``report.md``. Every table is identical for any ``n_jobs`` and ``backend``; a stopped run resumes
+    in the same folder (:func:`studies._engine.run_cells`)."""
     from figures.calibration import plot_calibration_bias, plot_mode_b, plot_reliability
     out_dir = Path(out_dir)
     design = design_grid(smoke=smoke, reps=reps)
     facts = {"study": "calibration", "smoke": smoke, "reps": int(design["reps"].max())}
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
-                     description="judges and calibration", run_facts=facts)
-    long.to_csv(out_dir / "results.csv", index=False, float_format="%.10g")
+                     backend=backend, scheduler=scheduler, description="judges and calibration", run_facts=facts)
+    write_atomic(out_dir / "results.csv", long.to_csv(index=False, float_format="%.10g"))
     tables = summarise(long)
     for name, table in tables.items():
         write_table(table, out_dir, name, TITLES[name])

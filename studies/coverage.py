@@ -49,6 +49,7 @@ from scipy import stats
 from estimators._bootstrap import DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi
 from estimators._exact import exact_coverage_wilson_kish
 from estimators._intervals import anova_icc, wilson_interval, wilson_kish_interval
+from estimators._output import write_atomic
 from studies._engine import cell_seed, run_cells
 
 __all__ = ["METHODS", "ESTIMANDS", "COLUMNS", "build_design", "run_cell", "run_study", "replay_replication",
@@ -251,12 +252,14 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
 
 
 def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
-              seed: int = DEFAULT_SEED, progress: bool = True) -> pd.DataFrame:
+              seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
+              scheduler: str | None = None) -> pd.DataFrame:
     """Run the coverage study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``coverage.csv`` (columns ``COLUMNS``; exact
     coverage empty where not computable), ``run.json``, the figures (PNG and PDF) and
-    ``report.md``. Returns the coverage table.
+    ``report.md``. Returns the coverage table. ``backend`` and ``scheduler`` choose where the
+    cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
     """
     from figures.coverage import coverage_by_p, coverage_by_scenarios, width_against_coverage
     from figures._style import save_figure
@@ -267,9 +270,9 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
     facts = {"study": "coverage", "smoke": smoke, "nsim": int(design["nsim"].iloc[0]), "n_resamples": N_RESAMPLES,
              "confidence": CONFIDENCE, "chunk": CHUNK}
     table = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
-                      description="coverage cells", run_facts=facts)
+                      backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts)
     coverage = table[list(COLUMNS)]
-    coverage.to_csv(out_dir / "coverage.csv", index=False, float_format="%.6g")
+    write_atomic(out_dir / "coverage.csv", coverage.to_csv(index=False, float_format="%.6g"))
     figures = []
     for estimand in ESTIMANDS:
         part = coverage[coverage["estimand"] == estimand]

@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from estimators._output import write_atomic
+
 __all__ = ["write_report"]
 
 _NAMES = {
@@ -157,4 +159,4 @@ def write_report(table: pd.DataFrame, path: str | Path, *, seed: int, figures: l
         *[f"- `{name}` (and PDF)" for name in figures],
         "",
     ]
-    Path(path).write_text("\n".join(text), encoding="utf-8")
+    write_atomic(path, "\n".join(text))

@@ -36,6 +36,7 @@ import pandas as pd
 from escalation import __version__
 from estimators import Policy, Records, load_policy, read_jsonl, score_records, summarise
 from estimators._judge import PhraseJudge
+from estimators._output import write_atomic
 from simulate import PROFILES, Profile, expected_rates, simulate
 from studies._engine import run_cells
 from studies.mutants import catching_cases, conformance_dir
@@ -471,11 +472,12 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
         "- `record_vs_text.png` / `.pdf`: p_u per profile, the truth, with a record and without a record "
         "(bars: expected; dots: this run; crosses: the paper's section 6).\n",
     ]
-    Path(path).write_text("\n".join(lines))
+    write_atomic(path, "\n".join(lines))
 
 
 def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
-              expected_pairs: int | None = None, progress: bool = True) -> dict[str, pd.DataFrame]:
+              expected_pairs: int | None = None, progress: bool = True, backend: str = "local",
+              scheduler: str | None = None) -> dict[str, pd.DataFrame]:
     """Run the reproduction and write its tables, figures and ``report.md`` to ``out_dir``.
 
     Parameters
@@ -492,6 +494,9 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
         Paired cases per profile of the expected runs (overrides the default size).
     progress : bool
         Show the progress bar of the simulation cells.
+    backend, scheduler : str
+        Where the cells run (``"local"`` or ``"dask"``, and a Dask scheduler address); a
+        stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
 
     Returns
     -------
@@ -506,7 +511,8 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     pairs = int(design.loc[design["run"] == "expected", "cases"].sum() // len(PROFILES))
     facts = {"study": "reproduce", "smoke": smoke, "expected_pairs": pairs, "paper_cases": PAPER_CASES}
     results = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
-                        description="simulating and scoring", run_facts=facts)
+                        backend=backend, scheduler=scheduler, description="simulating and scoring",
+                        run_facts=facts)
     cells_seconds = time.perf_counter() - clock
     tables = build_tables(results)
     for name, table in tables.items():

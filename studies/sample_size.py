@@ -36,6 +36,7 @@ from scipy.special import betainc, betaincinv
 
 from estimators._exact import exact_coverage_wilson_kish
 from estimators._intervals import anova_icc, wilson_kish_interval, z_value
+from estimators._output import write_atomic
 from estimators._planning import plan_difference, plan_interval, plan_paired_figure
 from studies._engine import run_cells
 from studies._tables import markdown_table, write_table
@@ -380,18 +381,20 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     lines += ["\n## Figures\n", "- scenarios_grid: K over (p, rho); scenarios_by_replicas: K "
               "against m with the floor; intervals: coverage and median half-width of each plan; "
               "power: realised power of each power plan (PNG and PDF)."]
-    Path(path).write_text("\n".join(lines) + "\n")
+    write_atomic(path, "\n".join(lines) + "\n")
 
 
 def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
-              nsim: int | None = None, progress: bool = True) -> dict[str, pd.DataFrame]:
+              nsim: int | None = None, progress: bool = True, backend: str = "local",
+              scheduler: str | None = None) -> dict[str, pd.DataFrame]:
     """Run the sample-size study and write its tables (CSV + Markdown) and figures.
 
     Writes ``design.csv`` and ``run.json`` (:func:`studies._engine.run_cells`),
     ``validation.csv`` (long: design, ``scenarios, planned, method, stat, est, mcse``),
     ``intervals.*`` and ``power.*`` (the checks), ``scenarios_grid.*`` and
     ``scenarios_by_replicas.*`` (plans), and the figures of :mod:`figures.sample_size`.
-    The tables are identical for any ``n_jobs``.
+    The tables are identical for any ``n_jobs`` and ``backend``; a stopped run resumes in the same
+    folder (:func:`studies._engine.run_cells`).
     """
     from figures.sample_size import (plot_interval_validation, plot_power_validation,
                                      plot_scenarios_by_replicas, plot_scenarios_grid)
@@ -399,8 +402,8 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     design = design_grid(smoke=smoke, nsim=nsim)
     facts = {"study": "sample-size", "smoke": smoke, "nsim": int(design["nsim"].iloc[0])}
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
-                     description="sample-size plans", run_facts=facts)
-    long.to_csv(out_dir / "validation.csv", index=False, float_format="%.10g")
+                     backend=backend, scheduler=scheduler, description="sample-size plans", run_facts=facts)
+    write_atomic(out_dir / "validation.csv", long.to_csv(index=False, float_format="%.10g"))
     tables = {**planning_tables(), **summarise_validation(long)}
     titles = {"scenarios_grid": "Scenarios K for h = 0.05, m = 5, 95% (Wilson-Kish and normal rule)",
               "scenarios_by_replicas": "Scenarios K against replicas m (p = 0.1, h = 0.05) and the floor",

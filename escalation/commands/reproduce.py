@@ -7,6 +7,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
+                                                scheduler_option)
 from estimators._errors import InputError
 from studies.reproduce import DEFAULT_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS, run_study
 
@@ -14,7 +16,7 @@ from studies.reproduce import DEFAULT_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``reproduce`` to the top-level app."""
 
-    @app.command("reproduce")
+    @app.command("reproduce", epilog=RESUME_HELP)
     def reproduce(
         out: Path = typer.Option(..., "--out", help="Folder for the tables (CSV and Markdown), figures (PNG and "
                                                     "PDF), design.csv, run.json and report.md (created if missing)."),
@@ -29,6 +31,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
                                                      help="Paired cases per profile for the expected values "
                                                           f"(default {EXPECTED_PAIRS:,}; {SMOKE_EXPECTED_PAIRS:,} "
                                                           "with --smoke)."),
+        backend: Backend = backend_option(),
+        scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """Reproduce the paper's tables and figures: the worked example, the profile table with 88 paired cases
         and the expected values, observation without a record, the eleven implementation errors, the base
@@ -45,7 +49,9 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
             raise InputError(f"--expected-pairs must be at least 1, got {expected_pairs}", source=source)
         if out.exists() and not out.is_dir():
             raise InputError("exists and is not a folder", source=str(out))
-        tables = run_study(out, smoke=smoke, seed=seed, n_jobs=n_jobs, expected_pairs=expected_pairs, progress=True)
+        cluster = cluster_arguments(backend, scheduler, source=source)
+        tables = run_study(out, smoke=smoke, seed=seed, n_jobs=n_jobs, expected_pairs=expected_pairs, progress=True,
+                           **cluster)
         checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
         Console().print(f"reproduced the paper: {int((checks['within_tolerance'] == 'yes').sum())} of {len(checks)} "
                         f"expected values within tolerance of the paper; tables, figures and {out / 'report.md'}")

@@ -9,6 +9,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
+                                                scheduler_option)
 from estimators._errors import InputError
 from studies.calibration import DEFAULT_SEED, run_study
 
@@ -16,7 +18,7 @@ from studies.calibration import DEFAULT_SEED, run_study
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``calibration`` to the ``escalation study`` sub-app."""
 
-    @study_app.command("calibration")
+    @study_app.command("calibration", epilog=RESUME_HELP)
     def calibration(
         out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, results.csv, the tables "
                                                     "(calibration.csv, mode_b.csv, ... as CSV and Markdown), "
@@ -27,6 +29,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
                                                        "Results do not depend on it."),
         seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every cell gets its own child seed."),
+        backend: Backend = backend_option(),
+        scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """The per-turn judge calibrated per language (Platt, isotonic; ECE, bias, pairs needed), doubt
         measured by runs and paraphrases, the cause judge, under-escalation without a record against
@@ -38,9 +42,9 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
             raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=where)
         if seed < 0:
             raise InputError(f"--seed must be a non-negative integer, got {seed}", source=where)
+        cluster = cluster_arguments(backend, scheduler, source=where)
         clock = time.perf_counter()
-        tables = run_study(out, smoke=smoke, reps=reps, n_jobs=n_jobs, seed=seed,
-                           progress=True)
+        tables = run_study(out, smoke=smoke, reps=reps, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
         Console().print(f"calibration study: {tables['results']['cell'].nunique()} cells in "
                         f"{time.perf_counter() - clock:.1f} s -> {out / 'calibration.csv'}, {out / 'mode_b.csv'}; "
                         f"findings in {out / 'report.md'}")

@@ -7,6 +7,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
+                                                scheduler_option)
 from estimators._errors import InputError
 from studies.coverage import DEFAULT_SEED, METHODS, run_study
 
@@ -14,7 +16,7 @@ from studies.coverage import DEFAULT_SEED, METHODS, run_study
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``coverage`` to the ``escalation study`` sub-app."""
 
-    @study_app.command("coverage")
+    @study_app.command("coverage", epilog=RESUME_HELP)
     def coverage(
         out: Path = typer.Option(..., "--out", help="Folder for design.csv, coverage.csv, run.json, figures and "
                                                     "report.md (created if missing)."),
@@ -25,6 +27,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
                                                        "Results do not depend on it."),
         seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every cell gets its own child seed."),
+        backend: Backend = backend_option(),
+        scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """Coverage of the Wilson-Kish interval against the plain Wilson interval and the cluster bootstrap,
         with exact coverage wherever it can be computed (ADEMP write-up in DIR/report.md)."""
@@ -35,6 +39,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
                              source="escalation study coverage")
         if seed < 0:
             raise InputError(f"--seed must be a non-negative integer, got {seed}", source="escalation study coverage")
-        table = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True)
+        cluster = cluster_arguments(backend, scheduler, source="escalation study coverage")
+        table = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
         Console().print(f"coverage study: {len(table) // len(METHODS)} cells x {len(METHODS)} methods -> "
                         f"{out / 'coverage.csv'}; findings in {out / 'report.md'}")

@@ -8,6 +8,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
+                                                scheduler_option)
 from estimators._errors import InputError
 from studies.sample_size import DEFAULT_SEED, run_study
 
@@ -15,7 +17,7 @@ from studies.sample_size import DEFAULT_SEED, run_study
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``sample-size`` to the ``escalation study`` sub-app."""
 
-    @study_app.command("sample-size")
+    @study_app.command("sample-size", epilog=RESUME_HELP)
     def sample_size(
         out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, the tables (CSV and "
                                                     "Markdown), figures and report.md (created if missing)."),
@@ -25,6 +27,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
                                                        "Results do not depend on it."),
         seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every plan gets its own child seed."),
+        backend: Backend = backend_option(),
+        scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """Plans of scenarios and replicas, simulated: half-width, coverage and power of each plan,
         K over (p, rho) and K against replicas with the floor (findings in DIR/report.md)."""
@@ -35,7 +39,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
             raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=where)
         if seed < 0:
             raise InputError(f"--seed must be a non-negative integer, got {seed}", source=where)
+        cluster = cluster_arguments(backend, scheduler, source=where)
         clock = time.perf_counter()
-        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True)
+        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
         Console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans simulated in "
                         f"{time.perf_counter() - clock:.1f} s -> {out}; findings in {out / 'report.md'}")
