@@ -2,7 +2,7 @@
 
 Each study command declares ``backend: Backend = backend_option()`` and
 ``scheduler: Optional[str] = scheduler_option()`` and passes
-``**cluster_arguments(backend, scheduler, source=...)`` to its ``run_study``, which hands them to
+``**cluster_arguments(backend, scheduler, n_jobs=..., seed=..., source=...)`` to its ``run_study``, which hands them to
 :func:`studies._engine.run_cells`.
 """
 from __future__ import annotations
@@ -42,8 +42,13 @@ def scheduler_option():
                              "dask; its workers need this package installed).")
 
 
-def cluster_arguments(backend: Backend, scheduler: str | None, *, source: str) -> dict:
-    """``{"backend": ..., "scheduler": ...}`` for ``run_study``; ``--scheduler`` needs ``--backend dask``."""
+def cluster_arguments(backend: Backend, scheduler: str | None, *, n_jobs: int, seed: int, source: str) -> dict:
+    """``{"backend": ..., "scheduler": ...}`` for ``run_study``, after checking the options every study
+    shares: ``--n-jobs`` positive or -1, ``--seed`` >= 0, ``--scheduler`` only with ``--backend dask``."""
+    if n_jobs == 0 or n_jobs < -1:
+        raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=source)
+    if seed < 0:
+        raise InputError(f"--seed must be a non-negative integer, got {seed}", source=source)
     if scheduler is not None and backend is not Backend.dask:
         raise InputError("--scheduler needs --backend dask", source=source)
     if scheduler is not None and not scheduler.strip():

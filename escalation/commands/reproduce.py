@@ -41,15 +41,11 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         Example: escalation reproduce --out results/ --n-jobs 2
         """
         source = "escalation reproduce"
-        if n_jobs == 0 or n_jobs < -1:
-            raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=source)
-        if seed < 0:
-            raise InputError(f"--seed must be a non-negative integer, got {seed}", source=source)
         if expected_pairs is not None and expected_pairs < 1:
             raise InputError(f"--expected-pairs must be at least 1, got {expected_pairs}", source=source)
         if out.exists() and not out.is_dir():
             raise InputError("exists and is not a folder", source=str(out))
-        cluster = cluster_arguments(backend, scheduler, source=source)
+        cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=source)
         tables = run_study(out, smoke=smoke, seed=seed, n_jobs=n_jobs, expected_pairs=expected_pairs, progress=True,
                            **cluster)
         checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]

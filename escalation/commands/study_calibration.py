@@ -38,11 +38,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         where = "escalation study calibration"
         if reps is not None and reps < 2:
             raise InputError(f"--reps must be at least 2, got {reps}", source=where)
-        if n_jobs == 0 or n_jobs < -1:
-            raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=where)
-        if seed < 0:
-            raise InputError(f"--seed must be a non-negative integer, got {seed}", source=where)
-        cluster = cluster_arguments(backend, scheduler, source=where)
+        cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=where)
         clock = time.perf_counter()
         tables = run_study(out, smoke=smoke, reps=reps, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
         Console().print(f"calibration study: {tables['results']['cell'].nunique()} cells in "

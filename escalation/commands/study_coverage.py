@@ -34,12 +34,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         with exact coverage wherever it can be computed (ADEMP write-up in DIR/report.md)."""
         if nsim is not None and nsim < 1:
             raise InputError(f"--nsim must be at least 1, got {nsim}", source="escalation study coverage")
-        if n_jobs == 0 or n_jobs < -1:
-            raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}",
-                             source="escalation study coverage")
-        if seed < 0:
-            raise InputError(f"--seed must be a non-negative integer, got {seed}", source="escalation study coverage")
-        cluster = cluster_arguments(backend, scheduler, source="escalation study coverage")
+        cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source="escalation study coverage")
         table = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
         Console().print(f"coverage study: {len(table) // len(METHODS)} cells x {len(METHODS)} methods -> "
                         f"{out / 'coverage.csv'}; findings in {out / 'report.md'}")

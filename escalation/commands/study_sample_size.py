@@ -35,11 +35,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         where = "escalation study sample-size"
         if nsim is not None and nsim < 2:
             raise InputError(f"--nsim must be at least 2, got {nsim}", source=where)
-        if n_jobs == 0 or n_jobs < -1:
-            raise InputError(f"--n-jobs must be a positive number of workers or -1, got {n_jobs}", source=where)
-        if seed < 0:
-            raise InputError(f"--seed must be a non-negative integer, got {seed}", source=where)
-        cluster = cluster_arguments(backend, scheduler, source=where)
+        cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=where)
         clock = time.perf_counter()
         tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
         Console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans simulated in "
