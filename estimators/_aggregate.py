@@ -230,7 +230,9 @@ def summarise(results: pd.DataFrame, *, confidence: float = 0.95, rho: float | N
         missing, unplanned = _apply_plan(results, plan)
         if missing:
             reason_counts["missing"] = len(missing)
-    unmarked = (results.loc[results["evaluated"], "unmarked_tools"].explode().dropna().value_counts())
+    tools = results.loc[results["evaluated"], "unmarked_tools"]
+    called = np.fromiter(map(len, tools), dtype=np.int64, count=len(tools)) > 0
+    unmarked = tools[called].explode().dropna().value_counts()
     return Summary(
         conversations=len(results), confidence=confidence, mode=mode, under=under, over=over, paired=paired,
         base=base, not_evaluated=NotEvaluated(int((~results["evaluated"]).sum()) + len(missing), reason_counts,

@@ -46,6 +46,16 @@ def _strings(array) -> np.ndarray:
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
 
 
+def _shared_strings(array) -> tuple[np.ndarray, np.ndarray]:
+    """Arrow strings as ``(object array, codes)``: one Python string per distinct value, shared
+    by its rows (no string object a row, so a long file does not fragment the heap); None is -1."""
+    import pyarrow.compute as pc
+    encoded = pc.dictionary_encode(array)
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    values = np.array(encoded.dictionary.to_pylist() + [None], dtype=object)
+    return values[codes], codes
+
+
 def _ints(array, fill: int) -> np.ndarray:
     return array.fill_null(fill).to_numpy(zero_copy_only=False).astype(np.int64)
 
@@ -60,7 +70,40 @@ def _max_turn_per_row(lists, n: int) -> np.ndarray:
     return out
 
 
-def _records_of(batch, seen_ids: set, seen_cells: set) -> Records:
+class _SeenKeys:
+    """64-bit hashes of every ``conversation_id`` and every (case, label, replica) read so far.
+
+    Eight bytes a key instead of the strings: a repeated hash (a repeated key, or, very
+    rarely, two keys with one hash) sends the file to the reference reader, which checks the
+    keys themselves and names the line.
+    """
+
+    def __init__(self):
+        self.ids: list[np.ndarray] = []
+        self.cells: list[np.ndarray] = []
+
+    @staticmethod
+    def _hash(values) -> np.ndarray:
+        return pd.util.hash_array(np.asarray(values, dtype=object), categorize=False)
+
+    def add(self, conversation_id, case_id, label, replica) -> None:
+        self.ids.append(self._hash(conversation_id))
+        keyed = (case_id != None) & (label != None)  # noqa: E711
+        if keyed.any():
+            combined = (self._hash(case_id[keyed]) * np.uint64(0x9E3779B97F4A7C15)
+                        ^ self._hash(label[keyed]) * np.uint64(0xC2B2AE3D27D4EB4F)
+                        ^ replica[keyed].astype(np.uint64) * np.uint64(0x165667B19E3779F9))
+            self.cells.append(combined)
+
+    def check(self) -> None:
+        for name, parts in (("conversation_id", self.ids), ("(case, label, replica)", self.cells)):
+            if parts:
+                keys = np.concatenate(parts)
+                if np.unique(keys).size != keys.size:
+                    raise FastPathUnavailable(f"a repeated {name}")
+
+
+def _records_of(batch, seen: _SeenKeys) -> Records:
     import pyarrow.compute as pc
     n = batch.num_rows
     col = batch.column
@@ -71,26 +114,22 @@ def _records_of(batch, seen_ids: set, seen_cells: set) -> Records:
     replica = _ints(replica_arr, 0)
     if (replica < 0).any():
         raise FastPathUnavailable("a negative replica")
-    case_id, label = _strings(col("case_id")), _strings(col("label"))
-    ids = pd.Series(conversation_id, dtype=object)
-    if ids.duplicated().any() or not seen_ids.isdisjoint(conversation_id.tolist()):
-        raise FastPathUnavailable("a repeated conversation_id")
-    seen_ids.update(conversation_id.tolist())
-    keyed = (case_id != None) & (label != None)  # noqa: E711
-    cells = list(zip(case_id[keyed].tolist(), label[keyed].tolist(), replica[keyed].tolist()))
-    if len(set(cells)) != len(cells) or not seen_cells.isdisjoint(cells):
-        raise FastPathUnavailable("a repeated (case, label, replica)")
-    seen_cells.update(cells)
+    (case_id, case_code), (label, label_code) = _shared_strings(col("case_id")), _shared_strings(col("label"))
+    seen.add(conversation_id, case_id, label, replica)
 
-    scenario_id = _strings(col("scenario_id"))
-    missing = scenario_id == None  # noqa: E711
+    scenario_id, scenario_code = _shared_strings(col("scenario_id"))
+    missing = scenario_code < 0
     if missing.any():  # SPEC section 5: case_id + label, else the conversation itself
-        with_case = missing & (case_id != None)  # noqa: E711
-        label_text = np.where(label == None, "None", label).astype(object)  # noqa: E711
-        scenario_id[with_case] = case_id[with_case] + ":" + label_text[with_case]
-        without = missing & ~with_case
+        with_case = np.flatnonzero(missing & (case_code >= 0))
+        if with_case.size:  # one string per distinct (case, label)
+            pair = case_code[with_case] * (label_code.max() + 2) + label_code[with_case] + 1
+            distinct, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+            rows = with_case[first]
+            text = np.array([f"{c}:{lab}" for c, lab in zip(case_id[rows], label[rows])], dtype=object)
+            scenario_id[with_case] = text[inverse.ravel()]
+        without = missing & (case_code < 0)
         scenario_id[without] = "conversation:" + conversation_id[without]
-    language = _strings(col("language"))
+    language, _ = _shared_strings(col("language"))
     language[(language == None) | (language == "")] = "und"  # noqa: E711
 
     calls = col("tool_calls")
@@ -180,7 +219,8 @@ def iter_records_arrow(path, *, block_bytes: int = 1 << 24):
     """Yield ``(bytes read since the last block, Records)`` for each block of a well-formed
     canonical JSONL file (mode A).
 
-    Raises :class:`FastPathUnavailable` as soon as something needs the reference reader.
+    Raises :class:`FastPathUnavailable` as soon as something needs the reference reader; a
+    repeated key is found after the last block.
     """
     try:
         import pyarrow as pa
@@ -188,17 +228,17 @@ def iter_records_arrow(path, *, block_bytes: int = 1 << 24):
     except ImportError as err:
         raise FastPathUnavailable("pyarrow is not installed") from err
     options = pj.ParseOptions(explicit_schema=_schema(), unexpected_field_behavior="ignore")
-    seen_ids: set = set()
-    seen_cells: set = set()
+    seen = _SeenKeys()
     source = _CountingFile(path)
     reported = 0
     try:
         reader = pj.open_json(pa.PythonFile(source, mode="r"), read_options=pj.ReadOptions(block_size=block_bytes),
                               parse_options=options)
         for batch in reader:
-            records = _records_of(batch, seen_ids, seen_cells)
+            records = _records_of(batch, seen)
             yield source.read_so_far - reported, records
             reported = source.read_so_far
+        seen.check()  # before the caller writes its output: a repeated key is an input error
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
         raise FastPathUnavailable(str(err)) from err
     finally:

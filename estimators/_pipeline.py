@@ -138,10 +138,26 @@ def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, p
                          plan=plan, out_dir=out_dir)
 
 
+def _compact(results: pd.DataFrame, pool: dict) -> pd.DataFrame:
+    """The summary's columns, each distinct string kept once across chunks (``pool``).
+
+    A log repeats its case ids, scenario ids, labels and causes across replicas and lines, but
+    parsing makes a new string object for every row; sharing them keeps the memory of a long
+    file to a pointer a row.
+    """
+    out = results.copy()
+    for name in ("case_id", "scenario_id", "label", "reason", "cause"):
+        codes, uniques = pd.factorize(out[name], use_na_sentinel=True)
+        canonical = np.array([pool.setdefault(u, u) if isinstance(u, str) else u for u in uniques] + [None],
+                             dtype=object)
+        out[name] = pd.Series(canonical[codes], dtype=object, index=out.index)
+    return out
+
+
 def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence, rho, plan, out_dir):
     """Score record chunks, write ``conversations.jsonl`` as they come, then summarise."""
     source = str(path)
-    parts = []
+    parts, pool = [], {}
     tmp = None
     if out_dir is not None:
         out_dir = Path(out_dir)
@@ -154,12 +170,15 @@ def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence,
             extra = {"unplanned": unplanned_mask(results, plan)} if plan is not None else None
             if tmp is not None:
                 handle.writelines(conversation_lines(results, extra=extra))
-            parts.append(results[SUMMARY_COLUMNS])
+            parts.append(_compact(results[SUMMARY_COLUMNS], pool))
+            del records, results
+            gc.collect(1)  # the cyclic collector is paused (see score_file): free this chunk's frames
         if tmp is not None:
             handle.close()
         results = pd.concat(parts, ignore_index=True) if parts else \
             pd.DataFrame({c: pd.Series(dtype=object) for c in SUMMARY_COLUMNS}).astype(
                 {"evaluated": bool, "replica": np.int64, "u": "Int8", "o": "Int8"})
+        parts.clear()  # the concatenated frame is the only copy from here on
         try:
             summary = summarise(results, confidence=confidence, rho=rho, mode=mode, plan=plan)
         except InputError as err:
