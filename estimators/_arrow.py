@@ -56,6 +56,26 @@ def _shared_strings(array) -> tuple[np.ndarray, np.ndarray]:
     return values[codes], codes
 
 
+def _shared_lists(lists, longest: int = 8) -> np.ndarray:
+    """Arrow lists of strings as Python lists, one list object shared by the rows with equal
+    lists (the scorer checks each distinct list once). Rows are grouped exactly, by their
+    length and the codes of their values; lists longer than ``longest`` are not shared."""
+    import pyarrow.compute as pc
+    lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if lengths.max(initial=0) > longest:
+        return pd.Series(lists.to_pylist(), dtype=object).to_numpy()
+    values = pc.dictionary_encode(pc.list_flatten(lists))
+    codes = values.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    parents = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
+    position = np.arange(codes.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    key = np.full((len(lists), lengths.max(initial=0) + 1), -2, dtype=np.int64)
+    key[:, 0] = lengths
+    key[parents, 1 + position] = codes
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    distinct = pd.Series(lists.take(first).to_pylist(), dtype=object).to_numpy()
+    return distinct[inverse.ravel()]
+
+
 def _ints(array, fill: int) -> np.ndarray:
     return array.fill_null(fill).to_numpy(zero_copy_only=False).astype(np.int64)
 
@@ -156,8 +176,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
     covers = np.full(len(flat), None, dtype=object)
     given = np.flatnonzero(covers_field.is_valid().to_numpy(zero_copy_only=False))
     if given.size:
-        values = pd.Series(covers_field.take(given).to_pylist(), dtype=object).to_numpy()
-        covers[given] = values
+        covers[given] = _shared_lists(covers_field.take(given))
     conversations = pd.DataFrame({
         "conversation_id": pd.Series(conversation_id, dtype=object),
         "case_id": pd.Series(case_id, dtype=object),
@@ -215,7 +234,7 @@ class _CountingFile:
         self.closed = True
 
 
-def iter_records_arrow(path, *, block_bytes: int = 1 << 24):
+def iter_records_arrow(path, *, block_bytes: int = 1 << 25):
     """Yield ``(bytes read since the last block, Records)`` for each block of a well-formed
     canonical JSONL file (mode A).
 

@@ -6,6 +6,7 @@ prove that the two give identical results.
 """
 from __future__ import annotations
 
+import gc
 from itertools import chain, repeat
 
 import numpy as np
@@ -23,23 +24,41 @@ RESULT_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label
 _KIND_CODE = {"escalation": 0, "read_only": 1, "approval": 2, "action": 3, "unmarked": 4}
 
 
-def _first_per_conv(mask, call_conv, values, n):
-    """For each conversation, ``values`` at its first row where ``mask`` holds; -1 if none.
+def _first_per_conv(mask, call_conv, n, *columns):
+    """For each conversation and each of ``columns``, the value at its first row where ``mask``
+    holds; -1 if none.
 
     ``call_conv`` is sorted (rows grouped by conversation), so the first row of each
     conversation is where the conversation changes: no sort needed.
     """
     rows = np.flatnonzero(mask)
-    out = np.full(n, -1, dtype=np.int64)
+    outs = [np.full(n, -1, dtype=np.int64) for _ in columns]
     if rows.size:
         convs = call_conv[rows]
         first = np.r_[True, convs[1:] != convs[:-1]]
-        out[convs[first]] = values[rows[first]]
-    return out
+        at, hit = convs[first], rows[first]
+        for out, values in zip(outs, columns):
+            out[at] = values[hit]
+    return outs[0] if len(outs) == 1 else outs
 
 
 def _unneeded_approvals(covers: np.ndarray, policy: Policy) -> np.ndarray:
-    """SPEC section 2: an approval request is needed only if it covers >= 1 tool, every one gated."""
+    """SPEC section 2: an approval request is needed only if it covers >= 1 tool, every one gated.
+
+    Readers that share one list among the requests that cover the same tools (the Arrow
+    reader does) get one check per distinct list.
+    """
+    identity = np.fromiter(map(id, covers), dtype=np.int64, count=covers.size)
+    codes, shared = pd.factorize(identity)
+    if shared.size < covers.size // 2:
+        representative = np.empty(shared.size, dtype=np.int64)
+        representative[codes] = np.arange(codes.size)  # any row of a shared list: the same object
+        return _unneeded_each(covers[representative], policy)[codes]
+    return _unneeded_each(covers, policy)
+
+
+def _unneeded_each(covers: np.ndarray, policy: Policy) -> np.ndarray:
+    """:func:`_unneeded_approvals` for every request, vectorised over the covered tools."""
     is_list = np.fromiter(map(isinstance, covers, repeat(list | tuple)), dtype=bool, count=covers.size)
     lists = covers[is_list]
     lengths = np.fromiter(map(len, lists), dtype=np.int64, count=lists.size)
@@ -69,11 +88,12 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
         codes, names = calls["name"].cat.codes.to_numpy(np.int64), calls["name"].cat.categories
     else:
         codes, names = pd.factorize(calls["name"], use_na_sentinel=True)
-    kind_of_name = np.array([_KIND_CODE[policy.kind(x)] for x in names], dtype=np.int8)
-    kind = np.where(codes >= 0, kind_of_name[np.maximum(codes, 0)] if len(names) else -1, -1)
+    # the kind of each distinct name, and -1 (no name) at the end, where code -1 points
+    kind = np.array([_KIND_CODE[policy.kind(x)] for x in names] + [-1], dtype=np.int8)[codes]
 
     position = np.arange(c_conv.size)
-    starts = np.searchsorted(c_conv, np.arange(n))
+    calls_per_conv = np.bincount(c_conv, minlength=n)
+    starts = np.cumsum(calls_per_conv) - calls_per_conv
     k = position - starts[c_conv]  # call index inside its conversation
     same_conv_as_previous = np.r_[False, c_conv[1:] == c_conv[:-1]]
     decreasing = same_conv_as_previous & (c_turn < np.r_[0, c_turn[:-1]])
@@ -88,11 +108,9 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     if app_rows.size:
         unneeded[app_rows] = _unneeded_approvals(calls["covers"].to_numpy(object)[app_rows], policy)
 
-    k_e = _first_per_conv(is_e, c_conv, k, n)
-    t_e = _first_per_conv(is_e, c_conv, c_turn, n)
-    k_a = _first_per_conv(is_cons, c_conv, k, n)
-    t_a = _first_per_conv(is_cons, c_conv, c_turn, n)
-    t_q = _first_per_conv(unneeded, c_conv, c_turn, n)
+    k_e, t_e = _first_per_conv(is_e, c_conv, n, k, c_turn)
+    k_a, t_a = _first_per_conv(is_cons, c_conv, n, k, c_turn)
+    t_q = _first_per_conv(unneeded, c_conv, n, c_turn)
 
     before_e = k < k_e[c_conv]  # k_e = -1 (no escalation): nothing is before it
     cons_before = np.bincount(c_conv[is_cons & before_e], minlength=n)
@@ -106,13 +124,25 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
         order = np.argsort(vocabulary.astype(str), kind="stable")  # alphabetical rank of each name
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
-        keys = np.unique(c_conv[rows] * order.size + rank[codes[rows]])  # distinct (conversation, name), sorted
-        conv_ids = keys // order.size
-        names_sorted = vocabulary[order[keys % order.size]].tolist()
-        bounds = np.flatnonzero(np.r_[True, conv_ids[1:] != conv_ids[:-1], True])
-        starts, ends = bounds[:-1].tolist(), bounds[1:].tolist()
-        groups = pd.Series([names_sorted[a:b] for a, b in zip(starts, ends)], dtype=object)
-        unmarked_tools[conv_ids[bounds[:-1]]] = groups.to_numpy(object)
+        row_rank = rank[codes[rows]]
+        if order.size <= 52:  # each conversation's set of names as a bit mask: one shared list per set
+            masks = np.zeros(n, dtype=np.int64)
+            for r in np.flatnonzero(np.bincount(row_rank, minlength=order.size)):  # the names called
+                masks[np.bincount(c_conv[rows[row_rank == r]], minlength=n) > 0] |= 1 << int(r)
+            owners = np.flatnonzero(masks)
+            distinct, inverse = np.unique(masks[owners], return_inverse=True)
+            sorted_names = vocabulary[order]
+            lists = pd.Series([sorted_names[[r for r in range(order.size) if m >> r & 1]].tolist()
+                               for m in distinct.tolist()], dtype=object).to_numpy()
+            unmarked_tools[owners] = lists[inverse.ravel()]
+        else:
+            keys = np.unique(c_conv[rows] * order.size + row_rank)  # distinct (conversation, name), sorted
+            conv_ids = keys // order.size
+            owners = np.flatnonzero(np.r_[True, conv_ids[1:] != conv_ids[:-1]])
+            names_sorted = vocabulary[order[keys % order.size]].tolist()
+            bounds = np.r_[owners, keys.size].tolist()
+            groups = pd.Series([names_sorted[a:b] for a, b in zip(bounds[:-1], bounds[1:])], dtype=object)
+            unmarked_tools[conv_ids[owners]] = groups.to_numpy(object)
     return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked
 
 
@@ -143,7 +173,7 @@ def _text_scores(records: Records, judge, n: int, turns: np.ndarray):
         turn_of_turn = frame["turn"].to_numpy(np.int64)[first]
         language = records.conversations["language"].to_numpy(object)[conv_of_turn]
         verdict = np.asarray(judge.stated_escalation(texts[first], language), dtype=bool)
-        t_e = _first_per_conv(verdict, conv_of_turn, turn_of_turn, n)
+        t_e = _first_per_conv(verdict, conv_of_turn, n, turn_of_turn)
     return has_text, t_e
 
 
@@ -170,9 +200,22 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     """
     if mode not in ("record", "text"):
         raise ValueError(f"mode must be 'record' or 'text', got {mode!r}")
+    # Array work makes no reference cycles; a full run of the cyclic collector would walk every
+    # element of every object array alive (the records themselves), so pause it meanwhile.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _score(records, policy, mode, judge)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _score(records: Records, policy: Policy, mode: str, judge) -> pd.DataFrame:
     conv = records.conversations
     n = len(conv)
-    if records.calls.size and not records.calls["conv"].is_monotonic_increasing:
+    call_conv = records.calls["conv"].to_numpy(np.int64)
+    if (call_conv[1:] < call_conv[:-1]).any():  # calls must be grouped by conversation, in record order
         records = Records(conv, records.calls.sort_values("conv", kind="stable"), records.messages)
     turns = conv["assistant_turns"].to_numpy(np.int64)
     label = conv["label"].to_numpy(object)
@@ -235,5 +278,5 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         "turn": nullable(turn, evaluated, pd.arrays.IntegerArray, np.int64),
         "unmarked_tools": obj(np.where(evaluated, unmarked_tools, no_tools) if n else unmarked_tools),
         "only_unmarked_before_handoff": evaluated & only_unmarked,
-    })
+    }, copy=False)  # every column is a new array made here: no need to copy it again
     return out

@@ -124,3 +124,15 @@ def test_higher_confidence_gives_wider_interval(errors, extra, confidence, step)
     hi = summarise(frame, confidence=confidence + step).under.ci
     assert hi[0] <= lo[0] + 1e-12 and hi[1] >= lo[1] - 1e-12
     assert (hi[1] - hi[0]) > (lo[1] - lo[0]) or np.isclose(lo[1] - lo[0], 1.0)
+
+
+def test_many_unmarked_tools_are_listed_sorted_and_distinct():
+    """More distinct unmarked names than the scorer's bit-mask shortcut takes (52)."""
+    policy = Policy(frozenset({"esc"}))
+    names = [f"tool{i:02d}" for i in range(60)]
+    convs = [normalise_conversation({"conversation_id": f"c{j}", "label": "ESC",
+                                     "tool_calls": [{"turn": 0, "name": n} for n in reversed(names[j:])] * 2})
+             for j in range(3)]
+    ref = [score_conversation(c, policy) for c in convs]
+    vec = vectorised_rows(convs, policy, "record")
+    assert [r["unmarked_tools"] for r in ref] == [v["unmarked_tools"] for v in vec] == [names[j:] for j in range(3)]
