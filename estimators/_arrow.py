@@ -25,11 +25,9 @@ class FastPathUnavailable(Exception):
 
 
 def arrow_available() -> bool:
-    try:
-        import pyarrow.json  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether pyarrow's JSON reader can be imported (the fast path is optional)."""
+    from importlib.util import find_spec
+    return find_spec("pyarrow") is not None and find_spec("pyarrow.json") is not None
 
 
 def _schema():

@@ -39,7 +39,7 @@ from estimators._intervals import anova_icc, wilson_kish_interval, z_value
 from estimators._output import write_atomic
 from estimators._planning import plan_difference, plan_interval, plan_paired_figure
 from studies._engine import run_cells
-from studies._tables import markdown_table, write_table
+from studies._tables import write_table
 
 __all__ = ["DEFAULT_SEED", "write_report", "draw_scenario_rates", "draw_cluster_totals", "draw_paired_rates", "interval_performance",
            "exact_interval_coverage", "power_performance", "design_grid", "run_cell", "planning_tables", "summarise_validation",
@@ -345,7 +345,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     """``report.md``: the findings in a few sentences, every number read from the tables."""
     grid, by_m = tables["scenarios_grid"], tables["scenarios_by_replicas"]
     at = grid[grid["p"] == 0.1].set_index("rho")["scenarios"]
-    lines = [f"# Sample-size plans: study report\n",
+    lines = ["# Sample-size plans: study report\n",
              f"Seed {facts['seed']}, {facts['nsim']} replications per plan, beta-binomial data "
              f"(design.csv, run.json).\n", "## Plans\n",
              f"- For p = 0.1, half-width 0.05 and m = 5 replicas the plan needs K = {at.iloc[0]} "
