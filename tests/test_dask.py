@@ -1,9 +1,6 @@
 """Studies on a Dask cluster: the same bytes as on this machine, for the same seed."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import orjson
 import pandas as pd
@@ -11,8 +8,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from escalation.cli import main  # noqa: E402
 from studies._engine import run_cells  # noqa: E402
+
+from ._helpers import output_files as files, run_cli  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,19 +21,6 @@ def cluster():
         yield local
 
 
-def run_cli(monkeypatch, *args) -> int:
-    monkeypatch.setattr(sys, "argv", ["escalation", *map(str, args)])
-    try:
-        main()
-    except SystemExit as exit_:
-        return exit_.code
-    return 0
-
-
-def files(folder: Path) -> dict[str, bytes]:
-    """Every output file by its path in ``folder``, except run.json (times, backend)."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != "run.json"}
 
 
 def where_it_ran(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from escalation.cli import main
 from studies._engine import run_cells
+from ._helpers import run_cli
 
 _WATCHED: dict[str, object] = {"root": None, "opened": []}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -30,14 +30,6 @@ def _audit(event: str, args: tuple) -> None:
 
 sys.addaudithook(_audit)  # hooks cannot be removed; this one does nothing while no folder is watched
 
-
-def run_cli(monkeypatch, *args) -> int:
-    monkeypatch.setattr(sys, "argv", ["escalation", *map(str, args)])
-    try:
-        main()
-    except SystemExit as exit_:
-        return exit_.code
-    return 0
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import studies.sample_size
-from escalation.cli import main
 from studies._engine import run_cells
+from ._helpers import output_files as files, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS: list[int] = []  # cells computed in this process, in order
@@ -40,19 +40,6 @@ def slow_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     return [{"draw": float(np.random.default_rng(seed_seq).random())}]
 
 
-def run_cli(monkeypatch, *args) -> int:
-    monkeypatch.setattr(sys, "argv", ["escalation", *map(str, args)])
-    try:
-        main()
-    except SystemExit as exit_:
-        return exit_.code
-    return 0
-
-
-def files(folder: Path) -> dict[str, bytes]:
-    """Every output file by its path in ``folder``, except run.json (times, cells resumed)."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != "run.json"}
 
 
 DESIGN = pd.DataFrame({"x": range(8)})
