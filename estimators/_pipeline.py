@@ -31,23 +31,6 @@ SUMMARY_COLUMNS = ["case_id", "scenario_id", "replica", "label", "evaluated", "r
                    "u", "o", "cause", "unmarked_tools"]
 
 
-def _chunks(path, fmt, policy, chunk_size, progress, approval_escalation=False):
-    """Yield ``(format, [(line, conversation), ...])`` chunks of normalised conversations."""
-    if fmt == "auto":
-        from .readers import detect_format
-        fmt = detect_format(path)
-    if fmt == "jsonl":
-        for chunk in iter_jsonl(path, chunk_size=chunk_size, progress=progress):
-            yield fmt, chunk
-        return
-    from .readers import read_conversations
-    conversations, fmt = read_conversations(path, format=fmt, policy=policy, approval_escalation=approval_escalation)
-    if progress:
-        progress(os.path.getsize(path))
-    for start in range(0, len(conversations), chunk_size):
-        yield fmt, [(start + i + 1, c) for i, c in enumerate(conversations[start:start + chunk_size])]
-
-
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
                out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None):
@@ -106,18 +89,31 @@ def _fast_chunks(path, progress):
         yield records
 
 
-def _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, formats):
-    """Records chunk by chunk through the reference readers, with labels and the uniqueness checks."""
-    keys = UniqueKeys(str(path))
-    for used_format, chunk in _chunks(path, format, policy, chunk_size, progress, approval_escalation):
-        formats.append(used_format)
-        conversations = []
-        for line, conv in chunk:
-            if labels is not None:
-                labels.apply(conv)
-            keys.add(conv, line)
-            conversations.append(conv)
-        yield Records.from_conversations(conversations, messages=mode == "text")
+def _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation):
+    """Records chunk by chunk through the reference readers, labels applied and keys checked.
+
+    Canonical JSONL is streamed; the other formats are read whole by
+    :func:`estimators.readers.read_conversations` (their files are small), which applies the
+    labels and checks the keys itself.
+    """
+    if format == "jsonl":
+        keys = UniqueKeys(str(path))
+        for chunk in iter_jsonl(path, chunk_size=chunk_size, progress=progress):
+            conversations = []
+            for line, conv in chunk:
+                if labels is not None:
+                    labels.apply(conv)
+                keys.add(conv, line)
+                conversations.append(conv)
+            yield Records.from_conversations(conversations, messages=mode == "text")
+        return
+    from .readers import read_conversations
+    conversations, _ = read_conversations(path, format=format, labels=labels, policy=policy,
+                                          approval_escalation=approval_escalation)
+    if progress:
+        progress(os.path.getsize(path))
+    for start in range(0, len(conversations), chunk_size):
+        yield Records.from_conversations(conversations[start:start + chunk_size], messages=mode == "text")
 
 
 def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, plan, out_dir, chunk_size,
@@ -131,10 +127,8 @@ def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, p
                                  confidence=confidence, rho=rho, plan=plan, out_dir=out_dir)
         except FastPathUnavailable:
             pass  # read again with the reference reader, which names the line of any error
-    formats = [format]
-    chunks = _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
-                               formats)
-    return _score_chunks(chunks, formats, path, policy, mode=mode, judge=judge, confidence=confidence, rho=rho,
+    chunks = _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation)
+    return _score_chunks(chunks, format, path, policy, mode=mode, judge=judge, confidence=confidence, rho=rho,
                          plan=plan, out_dir=out_dir)
 
 
@@ -193,4 +187,4 @@ def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence,
             if not handle.closed:
                 handle.close()
             Path(tmp).unlink(missing_ok=True)
-    return results, summary, used_format[-1] if isinstance(used_format, list) else used_format
+    return results, summary, used_format

@@ -21,3 +21,10 @@ def output_files(folder: Path) -> dict[str, bytes]:
     """Every output file by its path in ``folder``, except run.json (times, backend, cells resumed)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and p.name != "run.json"}
+
+
+def run_cli_output(monkeypatch, capsys, *args) -> tuple[int, str, str]:
+    """Run ``escalation ARGS`` in this process: ``(exit code, stdout, stderr)``."""
+    code = run_cli(monkeypatch, *args)
+    out = capsys.readouterr()
+    return code, out.out, out.err

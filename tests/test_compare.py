@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import orjson
 import pytest
 
-from escalation.cli import main
 from estimators._compare import (compare_scored, newcombe_paired_interval, paired_cluster_bootstrap,
                                  paired_correlation, read_scored)
 from estimators._errors import InputError
 from estimators._intervals import anova_icc, wilson_interval, wilson_kish_interval
+
+from ._helpers import run_cli_output
 
 
 def _line(case, label, replica, score, *, cause=None):
@@ -259,14 +259,7 @@ def test_bad_lines_name_file_line_and_field(tmp_path):
 # ------------------------------------------------------------------ command line
 
 def _run(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["escalation", "compare", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as exit_:
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli_output(monkeypatch, capsys, "compare", *args)
 
 
 def test_cli_prints_json_and_writes_files(tmp_path, monkeypatch, capsys):

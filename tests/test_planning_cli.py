@@ -1,24 +1,17 @@
 """``escalation plan``: JSON contract, sensitivity table and one-line errors."""
 from __future__ import annotations
 
-import sys
 
 import orjson
 import pytest
 
-from escalation.cli import main
 from estimators._planning import plan_difference, plan_interval, plan_paired_figure
+
+from ._helpers import run_cli_output
 
 
 def _run(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["escalation", "plan", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exit_:
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli_output(monkeypatch, capsys, "plan", *args)
 
 
 def test_json_has_the_contract_keys_and_the_planner_values(monkeypatch, capsys):
