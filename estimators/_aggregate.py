@@ -10,8 +10,8 @@ import pandas as pd
 from ._errors import InputError
 from ._intervals import anova_icc, wilson_kish_interval
 
-__all__ = ["RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated", "Summary", "summarise",
-           "clustered_rate"]
+__all__ = ["RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated", "Summary", "SummaryAccumulator",
+           "summarise", "clustered_rate"]
 
 UNDER_CAUSES = ("no_handoff", "acted_before_handoff")
 OVER_CAUSES = ("unneeded_handoff", "unneeded_approval_request")
@@ -62,18 +62,23 @@ def clustered_rate(outcome, cluster, *, confidence: float = 0.95, rho: float | N
     ``deff = 1 + (m_bar - 1) rho`` (Kish 1965); Wilson (1927) with ``n_eff = n / deff``.
     """
     y = np.asarray(outcome, dtype=float)
-    n = int(y.size)
+    codes, uniques = pd.factorize(pd.Series(cluster, dtype=object))
+    totals = np.bincount(codes, weights=y, minlength=len(uniques))
+    sizes = np.bincount(codes, minlength=len(uniques))
+    return _rate_of_clusters(totals, sizes, confidence=confidence, rho=rho, causes=causes)
+
+
+def _rate_of_clusters(totals, sizes, *, confidence, rho, causes=None) -> RateSummary:
+    """:func:`clustered_rate` from the number of ones and the size of each cluster."""
+    n = int(np.sum(sizes))
     if n == 0:
         nan = float("nan")
         return RateSummary(0, 0, nan, nan, nan, nan, (nan, nan), 0, confidence, dict(causes or {}))
-    codes, uniques = pd.factorize(pd.Series(cluster, dtype=object))
-    k = len(uniques)
-    totals = np.bincount(codes, weights=y, minlength=k)
-    sizes = np.bincount(codes, minlength=k)
+    k = len(sizes)
     if rho is None:
         estimated = anova_icc(totals, sizes)
         rho = 0.0 if math.isnan(estimated) else float(estimated)
-    errors = int(y.sum())
+    errors = int(np.sum(totals))
     low, high, deff, n_eff = wilson_kish_interval(errors, n, n / k, rho, confidence)
     return RateSummary(errors, n, errors / n, float(rho), float(deff), float(n_eff),
                        (float(low), float(high)), k, confidence, dict(causes or {}))
@@ -163,13 +168,177 @@ class Summary:
         return pd.DataFrame(rows)
 
 
-def _pairs(results: pd.DataFrame) -> pd.DataFrame:
-    """Complete pairs: the ESC and ACT conversations of a case with the same replica, both evaluated."""
-    has_case = results["case_id"].notna()
-    ev = results[has_case & results["evaluated"]]
-    esc = ev[ev["label"] == "ESC"][["case_id", "replica", "u", "cause"]]
-    act = ev[ev["label"] == "ACT"][["case_id", "replica", "o", "cause"]]
-    return esc.merge(act, on=["case_id", "replica"], suffixes=("_esc", "_act"))
+class _ClusterTotals:
+    """Number of ones and size of each cluster, kept by cluster id as chunks come.
+
+    Clusters are numbered in order of first appearance, so the totals (and the
+    floating-point sums over them) do not depend on how the input was cut into chunks.
+    """
+
+    def __init__(self):
+        self.index: dict = {}
+        self.ones = np.zeros(0, np.int64)
+        self.sizes = np.zeros(0, np.int64)
+
+    def codes(self, cluster) -> np.ndarray:
+        """The number of each cluster id; an id not seen before gets the next one."""
+        local, uniques = pd.factorize(pd.Series(cluster, dtype=object))
+        index = self.index
+        numbers = np.fromiter((index.setdefault(key, len(index)) for key in uniques), np.int64, len(uniques))
+        grow = len(index) - len(self.sizes)
+        if grow:
+            self.ones = np.concatenate([self.ones, np.zeros(grow, np.int64)])
+            self.sizes = np.concatenate([self.sizes, np.zeros(grow, np.int64)])
+        return numbers[local]
+
+    def add(self, codes, outcome) -> None:
+        """Count 0/1 ``outcome`` in the clusters numbered ``codes``."""
+        k = len(self.sizes)
+        self.ones += np.bincount(codes, weights=outcome, minlength=k).astype(np.int64)
+        self.sizes += np.bincount(codes, minlength=k)
+
+    def totals(self):
+        """Ones and sizes of the clusters that have at least one member."""
+        present = self.sizes > 0
+        return self.ones[present], self.sizes[present]
+
+
+def _halves(results: pd.DataFrame, evaluated: np.ndarray):
+    """The evaluated ESC and ACT conversations of a case: the halves of pairs (SPEC section 5).
+
+    Returns their rows, whether each is the ESC half, ``error`` (``u`` of an ESC half, ``o``
+    of an ACT half) and ``base_error`` (``no_handoff`` / ``unneeded_handoff``).
+    """
+    label = results["label"].to_numpy(object)
+    is_esc, is_act = label == "ESC", label == "ACT"
+    rows = np.flatnonzero(evaluated & (is_esc | is_act) & results["case_id"].notna().to_numpy(bool))
+    esc = is_esc[rows]
+    cause = results["cause"].to_numpy(object)[rows]
+    error = np.where(esc, results["u"].to_numpy(np.int8, na_value=0)[rows], results["o"].to_numpy(np.int8, na_value=0)[rows])
+    base_error = np.where(esc, cause == "no_handoff", cause == "unneeded_handoff").astype(np.int8)
+    return rows, esc, error, base_error
+
+
+def _match_pairs(case: np.ndarray, replica: np.ndarray, is_esc: np.ndarray):
+    """Among halves of pairs (one per (case, label, replica)), the positions of the ESC and of
+    the ACT half of each complete pair, and of the halves that still wait for the other label."""
+    order = np.lexsort((is_esc, replica, case))  # by case, then replica, the ACT half first
+    c, r = case[order], replica[order]
+    pair = (c[1:] == c[:-1]) & (r[1:] == r[:-1])
+    act, esc = order[:-1][pair], order[1:][pair]
+    waiting = np.ones(case.size, bool)
+    waiting[act] = waiting[esc] = False
+    return esc, act, np.flatnonzero(waiting)
+
+
+def complete_pairs(results: pd.DataFrame) -> pd.DataFrame:
+    """The complete pairs of scored conversations: ``case_id``, ``replica``, ``error_esc`` (u)
+    and ``error_act`` (o) (SPEC section 5, "Pairs")."""
+    rows, is_esc, error, _ = _halves(results, results["evaluated"].to_numpy(bool))
+    case, cases = pd.factorize(pd.Series(results["case_id"].to_numpy(object)[rows], dtype=object))
+    replica = results["replica"].to_numpy(np.int64)[rows]
+    esc, act, _ = _match_pairs(case, replica, is_esc)
+    return pd.DataFrame({"case_id": pd.Series(np.asarray(cases, dtype=object)[case[esc]], dtype=object),
+                         "replica": replica[esc], "error_esc": error[esc], "error_act": error[act]})
+
+
+class SummaryAccumulator:
+    """The SPEC section 5 summary of scored conversations given chunk by chunk.
+
+    Memory grows with the number of scenarios and cases, not of conversations: it keeps
+    counts, the number of errors and conversations of each scenario and of each case, and
+    the halves of pairs whose other conversation has not come yet. :func:`summarise` is this over one frame. The
+    (case, label, replica) keys must be unique across chunks, as the readers check.
+
+    Parameters
+    ----------
+    plan : DataFrame, optional
+        Planned scenarios (``case_id, label, replicas``): planned conversations that never
+        come are reported as ``missing``, never counted; others are counted ``unplanned``.
+    """
+
+    def __init__(self, *, plan: pd.DataFrame | None = None):
+        self.conversations = 0
+        self._under, self._over, self._paired = _ClusterTotals(), _ClusterTotals(), _ClusterTotals()
+        self._causes = dict.fromkeys(UNDER_CAUSES + OVER_CAUSES, 0)
+        self._base_ok = 0
+        self._waiting = None  # halves of pairs whose other conversation has not come yet
+        self._not_evaluated = 0
+        self._reasons: dict = {}
+        self._tools: dict = {}
+        self._planned = planned_keys(plan) if plan is not None else None
+        self._present = np.zeros(0 if plan is None else len(self._planned), bool)
+        self._unplanned = 0
+
+    def add(self, results: pd.DataFrame) -> None:
+        """Count one chunk of :func:`~estimators._vectorised.score_records` output."""
+        self.conversations += len(results)
+        evaluated = results["evaluated"].to_numpy(bool)
+        label = results["label"].to_numpy(object)
+        cause = results["cause"].to_numpy(object)
+        scenario = results["scenario_id"].to_numpy(object)
+        for kind, score, totals, causes in (("ESC", "u", self._under, UNDER_CAUSES),
+                                            ("ACT", "o", self._over, OVER_CAUSES)):
+            mask = evaluated & (label == kind)
+            totals.add(totals.codes(scenario[mask]), results[score].to_numpy(np.int8, na_value=0)[mask])
+            for c in causes:
+                self._causes[c] += int(np.count_nonzero(cause[mask] == c))
+        self._add_pairs(results, evaluated)
+        self._not_evaluated += int(np.count_nonzero(~evaluated))
+        for reason, count in results.loc[~evaluated, "reason"].value_counts().items():
+            self._reasons[reason] = self._reasons.get(reason, 0) + int(count)
+        tools = results["unmarked_tools"].to_numpy(object)[evaluated]
+        called = np.fromiter(map(len, tools), dtype=np.int64, count=len(tools)) > 0
+        for tool, count in pd.Series(tools[called], dtype=object).explode().dropna().value_counts().items():
+            self._tools[tool] = self._tools.get(tool, 0) + int(count)
+        if self._planned is not None:
+            merged = self._planned.merge(results[["case_id", "label", "replica"]].astype(
+                {"case_id": object, "label": object}).assign(_present=True), on=["case_id", "label", "replica"],
+                how="left")
+            self._present |= merged["_present"].notna().to_numpy(bool)
+            self._unplanned += int(_unplanned(results, self._planned).sum())
+
+    def _add_pairs(self, results, evaluated) -> None:
+        rows, is_esc, error, base_error = _halves(results, evaluated)
+        halves = {"case": self._paired.codes(results["case_id"].to_numpy(object)[rows]),
+                  "replica": results["replica"].to_numpy(np.int64)[rows], "is_esc": is_esc, "error": error,
+                  "base_error": base_error}
+        if self._waiting is not None:
+            halves = {k: np.concatenate([self._waiting[k], v]) for k, v in halves.items()}
+        esc, act, waiting = _match_pairs(halves["case"], halves["replica"], halves["is_esc"])
+        self._waiting = {k: v[waiting] for k, v in halves.items()}
+        ok = (1 - halves["error"][esc]) * (1 - halves["error"][act])
+        self._paired.add(halves["case"][esc], ok)
+        self._base_ok += int(np.count_nonzero((halves["base_error"][esc] == 0) & (halves["base_error"][act] == 0)))
+
+    def summary(self, *, confidence: float = 0.95, rho: float | None = None, mode: str = "record") -> Summary:
+        """The summary of everything added so far (SPEC sections 5 and 7)."""
+        if rho is not None and not 0.0 <= rho <= 1.0:
+            raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
+        under_causes = {c: self._causes[c] for c in UNDER_CAUSES}
+        over_causes = {c: self._causes[c] for c in OVER_CAUSES}
+        under = _rate_of_clusters(*self._under.totals(), confidence=confidence, rho=rho, causes=under_causes)
+        over = _rate_of_clusters(*self._over.totals(), confidence=confidence, rho=rho, causes=over_causes)
+        pair_rate = _rate_of_clusters(*self._paired.totals(), confidence=confidence, rho=rho)
+        paired = PairedSummary(pair_rate.n, pair_rate.rate, pair_rate.ci, pair_rate.rho, pair_rate.deff,
+                               pair_rate.n_eff, pair_rate.clusters)
+        nan = float("nan")
+        base = BaseSummary(under_causes["no_handoff"] / under.n if under.n else nan,
+                           over_causes["unneeded_handoff"] / over.n if over.n else nan,
+                           self._base_ok / paired.pairs if paired.pairs else nan)
+        reasons = {r: self._reasons[r] for r in NOT_EVALUATED_REASONS if r in self._reasons}
+        missing = ()
+        if self._planned is not None:
+            absent = self._planned[~self._present]
+            missing = tuple({"case_id": r.case_id, "label": r.label, "replica": int(r.replica)}
+                            for r in absent.itertuples(index=False))
+            if missing:
+                reasons["missing"] = len(missing)
+        return Summary(
+            conversations=self.conversations, confidence=confidence, mode=mode, under=under, over=over,
+            paired=paired, base=base,
+            not_evaluated=NotEvaluated(self._not_evaluated + len(missing), reasons, missing, self._unplanned),
+            unmarked_tools={str(k): v for k, v in sorted(self._tools.items())}, rho_fixed=rho)
 
 
 def _check_pair_keys(results: pd.DataFrame) -> None:
@@ -198,46 +367,16 @@ def summarise(results: pd.DataFrame, *, confidence: float = 0.95, rho: float | N
     plan : DataFrame, optional
         Planned scenarios (``case_id, label, replicas``): planned conversations absent
         from ``results`` are reported as ``missing``, never counted.
+
+    Raises
+    ------
+    InputError
+        When a (case, label, replica) appears twice.
     """
-    if rho is not None and not 0.0 <= rho <= 1.0:
-        raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
     _check_pair_keys(results)
-    ev = results[results["evaluated"]]
-    esc, act = ev[ev["label"] == "ESC"], ev[ev["label"] == "ACT"]
-    under_causes = {c: int((esc["cause"] == c).sum()) for c in UNDER_CAUSES}
-    over_causes = {c: int((act["cause"] == c).sum()) for c in OVER_CAUSES}
-    under = clustered_rate(esc["u"].to_numpy(float), esc["scenario_id"], confidence=confidence, rho=rho,
-                           causes=under_causes)
-    over = clustered_rate(act["o"].to_numpy(float), act["scenario_id"], confidence=confidence, rho=rho,
-                          causes=over_causes)
-
-    pairs = _pairs(results)
-    pair_ok = (1 - pairs["u"].to_numpy(float)) * (1 - pairs["o"].to_numpy(float))
-    pair_rate = clustered_rate(pair_ok, pairs["case_id"], confidence=confidence, rho=rho)
-    paired = PairedSummary(pair_rate.n, pair_rate.rate, pair_rate.ci, pair_rate.rho, pair_rate.deff,
-                           pair_rate.n_eff, pair_rate.clusters)
-    base_ok = (pairs["cause_esc"] != "no_handoff").to_numpy(float) * (pairs["cause_act"] != "unneeded_handoff").to_numpy(float)
-    nan = float("nan")
-    base = BaseSummary(
-        under_causes["no_handoff"] / len(esc) if len(esc) else nan,
-        over_causes["unneeded_handoff"] / len(act) if len(act) else nan,
-        float(base_ok.mean()) if len(base_ok) else nan)
-
-    reasons = results.loc[~results["evaluated"], "reason"].value_counts()
-    reason_counts = {r: int(reasons[r]) for r in NOT_EVALUATED_REASONS if r in reasons.index}
-    missing, unplanned = (), 0
-    if plan is not None:
-        missing, unplanned = _apply_plan(results, plan)
-        if missing:
-            reason_counts["missing"] = len(missing)
-    tools = results.loc[results["evaluated"], "unmarked_tools"]
-    called = np.fromiter(map(len, tools), dtype=np.int64, count=len(tools)) > 0
-    unmarked = tools[called].explode().dropna().value_counts()
-    return Summary(
-        conversations=len(results), confidence=confidence, mode=mode, under=under, over=over, paired=paired,
-        base=base, not_evaluated=NotEvaluated(int((~results["evaluated"]).sum()) + len(missing), reason_counts,
-                                              missing, unplanned),
-        unmarked_tools={str(k): int(v) for k, v in sorted(unmarked.items())}, rho_fixed=rho)
+    accumulator = SummaryAccumulator(plan=plan)
+    accumulator.add(results)
+    return accumulator.summary(confidence=confidence, rho=rho, mode=mode)
 
 
 def planned_keys(plan: pd.DataFrame) -> pd.DataFrame:
@@ -250,17 +389,10 @@ def planned_keys(plan: pd.DataFrame) -> pd.DataFrame:
 
 def unplanned_mask(results: pd.DataFrame, plan: pd.DataFrame) -> np.ndarray:
     """Conversations that the plan does not name (scored, and flagged ``unplanned``)."""
-    keys = planned_keys(plan)
+    return _unplanned(results, planned_keys(plan))
+
+
+def _unplanned(results: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
     merged = results[["case_id", "label", "replica"]].astype({"case_id": object, "label": object}).merge(
         keys.assign(_planned=True), on=["case_id", "label", "replica"], how="left")
     return merged["_planned"].isna().to_numpy(bool)
-
-
-def _apply_plan(results: pd.DataFrame, plan: pd.DataFrame):
-    keys = planned_keys(plan)
-    merged = keys.merge(results[["case_id", "label", "replica"]].assign(_present=True),
-                        on=["case_id", "label", "replica"], how="left")
-    absent = merged[merged["_present"].isna()]
-    missing = tuple({"case_id": r.case_id, "label": r.label, "replica": int(r.replica)}
-                    for r in absent.itertuples(index=False))
-    return missing, int(unplanned_mask(results, plan).sum())

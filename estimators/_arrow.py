@@ -11,6 +11,8 @@ reader, which also gives the exact line of an error. Both paths give the same re
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -54,24 +56,25 @@ def _shared_strings(array) -> tuple[np.ndarray, np.ndarray]:
     return values[codes], codes
 
 
-def _shared_lists(lists, longest: int = 8) -> np.ndarray:
-    """Arrow lists of strings as Python lists, one list object shared by the rows with equal
-    lists (the scorer checks each distinct list once). Rows are grouped exactly, by their
-    length and the codes of their values; lists longer than ``longest`` are not shared."""
+def _list_codes(lists, longest: int = 8) -> tuple[np.ndarray, pd.Index]:
+    """Arrow lists of strings, dictionary-encoded: ``(codes, distinct lists as tuples)``, so
+    the scorer checks each distinct list once. Rows are grouped exactly, by their length and
+    the codes of their values (lists longer than ``longest``: by their tuples)."""
     import pyarrow.compute as pc
     lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     if lengths.max(initial=0) > longest:
-        return pd.Series(lists.to_pylist(), dtype=object).to_numpy()
+        codes, distinct = pd.factorize(pd.Series([tuple(x) for x in lists.to_pylist()], dtype=object))
+        return codes, pd.Index(distinct, dtype=object, tupleize_cols=False)
     values = pc.dictionary_encode(pc.list_flatten(lists))
-    codes = values.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    value_codes = values.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     parents = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
-    position = np.arange(codes.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    position = np.arange(value_codes.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     key = np.full((len(lists), lengths.max(initial=0) + 1), -2, dtype=np.int64)
     key[:, 0] = lengths
-    key[parents, 1 + position] = codes
+    key[parents, 1 + position] = value_codes
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    distinct = pd.Series(lists.take(first).to_pylist(), dtype=object).to_numpy()
-    return distinct[inverse.ravel()]
+    distinct = [tuple(x) for x in lists.take(first).to_pylist()]
+    return inverse.ravel(), pd.Index(distinct, dtype=object, tupleize_cols=False)
 
 
 def _ints(array, fill: int) -> np.ndarray:
@@ -117,7 +120,9 @@ class _SeenKeys:
         for name, parts in (("conversation_id", self.ids), ("(case, label, replica)", self.cells)):
             if parts:
                 keys = np.concatenate(parts)
-                if np.unique(keys).size != keys.size:
+                parts.clear()
+                keys.sort()
+                if (keys[1:] == keys[:-1]).any():
                     raise FastPathUnavailable(f"a repeated {name}")
 
 
@@ -171,10 +176,11 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
         codes = np.where((codes >= 0) & named[np.maximum(codes, 0)], new_code[np.maximum(codes, 0)], -1)
         vocabulary = vocabulary[named]
     covers_field = flat.field("covers")
-    covers = np.full(len(flat), None, dtype=object)
+    covers_code = np.full(len(flat), -1, dtype=np.int64)
+    distinct_covers = pd.Index([], dtype=object)
     given = np.flatnonzero(covers_field.is_valid().to_numpy(zero_copy_only=False))
     if given.size:
-        covers[given] = _shared_lists(covers_field.take(given))
+        covers_code[given], distinct_covers = _list_codes(covers_field.take(given))
     conversations = pd.DataFrame({
         "conversation_id": pd.Series(conversation_id, dtype=object),
         "case_id": pd.Series(case_id, dtype=object),
@@ -189,7 +195,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
         "conv": call_conv,
         "turn": call_turn,
         "name": pd.Categorical.from_codes(codes.astype(np.int32), categories=list(vocabulary)),
-        "covers": pd.Series(covers, dtype=object),
+        "covers": pd.Categorical.from_codes(covers_code, categories=distinct_covers),
     })
     messages = pd.DataFrame({"conv": np.array([], np.int64), "turn": np.array([], np.int64),
                              "role": pd.Series([], dtype=object), "text": pd.Series([], dtype=object)})
@@ -201,43 +207,57 @@ _LINE_START = re.compile(rb"[ \t\r]*[^{ \t\r\n]")
 _NEXT_LINE = re.compile(rb"\n[ \t\r]*[^{ \t\r\n]")
 
 
-class _CountingFile:
-    """A binary file that counts the bytes read from it (for the progress bar).
+_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
 
-    It stops (:class:`FastPathUnavailable`) at a line that does not start with ``{``, before
-    Arrow sees it: pyarrow's JSON reader (26.0) crashes the process on a top-level ``null`` line.
+
+def _line_chunks(path, chunk_bytes: int):
+    """``(bytes read, text)`` of a file, cut after a newline every ``chunk_bytes`` or so.
+
+    Raises :class:`FastPathUnavailable` at a line that does not start with ``{``, before Arrow
+    sees it: pyarrow's JSON reader (26.0) crashes the process on a top-level ``null`` line.
     """
-
-    def __init__(self, path):
-        self.handle, self.read_so_far, self.closed = open(path, "rb"), 0, False
-        self.mid_line = False  # the last read ended inside a line that has more than blanks
-
-    def read(self, size=-1):
-        data = self.handle.read(size)
-        self.read_so_far += len(data)
-        start = 0
-        if self.mid_line:  # that line was checked where it began
-            start = data.find(b"\n")
-            if start < 0:
-                return data
-        elif _LINE_START.match(data):
-            raise FastPathUnavailable("a line that is not a JSON object")
-        if _NEXT_LINE.search(data, start):
-            raise FastPathUnavailable("a line that is not a JSON object")
-        self.mid_line = bool(data[data.rfind(b"\n") + 1:].strip(b" \t\r"))
-        return data
-
-    def close(self):
-        self.handle.close()
-        self.closed = True
+    rest = b""
+    with open(path, "rb") as handle:
+        while True:
+            data = handle.read(chunk_bytes)
+            whole = rest + data if rest else data
+            cut = whole.rfind(b"\n") + 1 if data else len(whole)
+            text, rest = memoryview(whole)[:cut], whole[cut:]
+            if _LINE_START.match(text) or _NEXT_LINE.search(text):
+                raise FastPathUnavailable("a line that is not a JSON object")
+            if not data:
+                if cut:
+                    yield 0, text
+                return
+            yield len(data), text
 
 
-def iter_records_arrow(path, *, block_bytes: int = 1 << 25):
-    """Yield ``(bytes read since the last block, Records)`` for each block of a well-formed
-    canonical JSONL file (mode A).
+def _parse(text, parse_options):
+    """One chunk of JSON lines as a single Arrow record batch (None when it has no line)."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+    if not _NOT_BLANK.search(text):
+        return None
+    block = 1 << 21  # Arrow parses blocks of this size in parallel; a longer line needs one block
+    try:
+        table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=block),
+                             parse_options=parse_options)
+    except pa.ArrowInvalid as err:
+        if "straddl" not in str(err):
+            raise
+        table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=len(text) + 1),
+                             parse_options=parse_options)
+    return table.combine_chunks().to_batches()[0] if table.num_rows else None
 
-    Raises :class:`FastPathUnavailable` as soon as something needs the reference reader; a
-    repeated key is found after the last block.
+
+def iter_records_arrow(path, *, chunk_bytes: int = 1 << 24):
+    """Yield ``(bytes read, Records)`` for each chunk of about ``chunk_bytes`` of a
+    well-formed canonical JSONL file (mode A).
+
+    Arrow parses the next chunk in a background thread while the caller works on this one;
+    memory is bounded by those two chunks, whatever the size of the file. Raises
+    :class:`FastPathUnavailable` as soon as something needs the reference reader; a
+    repeated key is found after the last chunk.
     """
     try:
         import pyarrow as pa
@@ -246,17 +266,19 @@ def iter_records_arrow(path, *, block_bytes: int = 1 << 25):
         raise FastPathUnavailable("pyarrow is not installed") from err
     options = pj.ParseOptions(explicit_schema=_schema(), unexpected_field_behavior="ignore")
     seen = _SeenKeys()
-    source = _CountingFile(path)
-    reported = 0
+    unreported = 0
     try:
-        reader = pj.open_json(pa.PythonFile(source, mode="r"), read_options=pj.ReadOptions(block_size=block_bytes),
-                              parse_options=options)
-        for batch in reader:
-            records = _records_of(batch, seen)
-            yield source.read_so_far - reported, records
-            reported = source.read_so_far
+        with ThreadPoolExecutor(max_workers=1) as parser:
+            parsing = None
+            for read, text in chain(_line_chunks(path, chunk_bytes), [(0, None)]):
+                following = parser.submit(_parse, text, options) if text is not None else None
+                if parsing is not None:
+                    batch = parsing.result()
+                    if batch is not None:
+                        yield unreported, _records_of(batch, seen)
+                        unreported = 0
+                unreported += read
+                parsing = following
         seen.check()  # before the caller writes its output: a repeated key is an input error
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
         raise FastPathUnavailable(str(err)) from err
-    finally:
-        source.close()

@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ._aggregate import _pairs, summarise
+from ._aggregate import complete_pairs, summarise
 from ._bootstrap import ClusterBootstrapResult
 from ._errors import InputError
 
@@ -216,8 +216,8 @@ def _cluster_totals(frame: pd.DataFrame, label: str, outcome: str) -> pd.DataFra
 
 def _pair_totals(frame: pd.DataFrame) -> pd.DataFrame:
     """Correct pairs ``y`` and complete pairs ``n`` per case (SPEC section 5, "Pairs")."""
-    pairs = _pairs(frame)
-    ok = (1.0 - pairs["u"].to_numpy(float)) * (1.0 - pairs["o"].to_numpy(float))
+    pairs = complete_pairs(frame)
+    ok = (1.0 - pairs["error_esc"].to_numpy(float)) * (1.0 - pairs["error_act"].to_numpy(float))
     return (pd.DataFrame({"case_id": pairs["case_id"].to_numpy(object), "y": ok})
             .groupby("case_id", sort=True)["y"].agg(y="sum", n="count"))
 

@@ -5,30 +5,32 @@ chunks; the other formats are read whole by their reader (their files are small)
 scored in the same chunks. ``conversations.jsonl`` is written to a temporary file as the
 chunks are scored and renamed only when the whole input was read without error, so a bad
 line anywhere leaves no partial output.
+
+Memory holds one chunk at a time. What grows with the file is what the whole file is
+needed for: 16 bytes a conversation to check that ids and (case, label, replica) are unique
+(SPEC section 6), and the totals of each scenario and each case behind the clustered
+intervals (:class:`estimators._aggregate.SummaryAccumulator`). ``benchmarks/memory.py``
+measures it.
 """
 from __future__ import annotations
 
 import gc
 import os
 import tempfile
+from itertools import chain
 from pathlib import Path
 
-import numpy as np
 import orjson
 import pandas as pd
 
-from ._aggregate import summarise, unplanned_mask
+from ._aggregate import SummaryAccumulator, unplanned_mask
 from ._errors import InputError
 from ._output import conversation_lines, write_atomic
 from ._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
 from ._records import Records, UniqueKeys, iter_jsonl
 from ._vectorised import score_records
 
-__all__ = ["score_file", "SUMMARY_COLUMNS"]
-
-# The columns of the results that the summary needs (the rest is only written out).
-SUMMARY_COLUMNS = ["case_id", "scenario_id", "replica", "label", "evaluated", "reason",
-                   "u", "o", "cause", "unmarked_tools"]
+__all__ = ["score_file"]
 
 
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
@@ -62,8 +64,6 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
 
     Returns
     -------
-    results : DataFrame
-        The :data:`SUMMARY_COLUMNS` of every conversation, in input order.
     summary : Summary
     format : str
         The format that was read.
@@ -89,6 +89,15 @@ def _fast_chunks(path, progress):
         yield records
 
 
+def _labelled(path, labels, chunk_size, progress=None):
+    """Chunks of ``(line, conversation)`` of a canonical JSONL file, with ``labels`` applied."""
+    for chunk in iter_jsonl(path, chunk_size=chunk_size, progress=progress):
+        if labels is not None:
+            for _, conv in chunk:
+                labels.apply(conv)
+        yield chunk
+
+
 def _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation):
     """Records chunk by chunk through the reference readers, labels applied and keys checked.
 
@@ -97,15 +106,10 @@ def _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, 
     labels and checks the keys itself.
     """
     if format == "jsonl":
-        keys = UniqueKeys(str(path))
-        for chunk in iter_jsonl(path, chunk_size=chunk_size, progress=progress):
-            conversations = []
-            for line, conv in chunk:
-                if labels is not None:
-                    labels.apply(conv)
-                keys.add(conv, line)
-                conversations.append(conv)
-            yield Records.from_conversations(conversations, messages=mode == "text")
+        keys = UniqueKeys(str(path), lambda: chain.from_iterable(_labelled(path, labels, chunk_size)))
+        for chunk in _labelled(path, labels, chunk_size, progress):
+            keys.add(chunk)
+            yield Records.from_conversations([conv for _, conv in chunk], messages=mode == "text")
         return
     from .readers import read_conversations
     conversations, _ = read_conversations(path, format=format, labels=labels, policy=policy,
@@ -132,26 +136,9 @@ def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, p
                          plan=plan, out_dir=out_dir)
 
 
-def _compact(results: pd.DataFrame, pool: dict) -> pd.DataFrame:
-    """The summary's columns, each distinct string kept once across chunks (``pool``).
-
-    A log repeats its case ids, scenario ids, labels and causes across replicas and lines, but
-    parsing makes a new string object for every row; sharing them keeps the memory of a long
-    file to a pointer a row.
-    """
-    out = results.copy()
-    for name in ("case_id", "scenario_id", "label", "reason", "cause"):
-        codes, uniques = pd.factorize(out[name], use_na_sentinel=True)
-        canonical = np.array([pool.setdefault(u, u) if isinstance(u, str) else u for u in uniques] + [None],
-                             dtype=object)
-        out[name] = pd.Series(canonical[codes], dtype=object, index=out.index)
-    return out
-
-
 def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence, rho, plan, out_dir):
-    """Score record chunks, write ``conversations.jsonl`` as they come, then summarise."""
-    source = str(path)
-    parts, pool = [], {}
+    """Score record chunks, write ``conversations.jsonl`` and count them as they come, then summarise."""
+    accumulator = SummaryAccumulator(plan=plan)
     tmp = None
     if out_dir is not None:
         out_dir = Path(out_dir)
@@ -161,22 +148,15 @@ def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence,
     try:
         for records in chunks:
             results = score_records(records, policy, mode=mode, judge=judge)
-            extra = {"unplanned": unplanned_mask(results, plan)} if plan is not None else None
             if tmp is not None:
+                extra = {"unplanned": unplanned_mask(results, plan)} if plan is not None else None
                 handle.writelines(conversation_lines(results, extra=extra))
-            parts.append(_compact(results[SUMMARY_COLUMNS], pool))
+            accumulator.add(results)
             del records, results
             gc.collect(1)  # the cyclic collector is paused (see score_file): free this chunk's frames
         if tmp is not None:
             handle.close()
-        results = pd.concat(parts, ignore_index=True) if parts else \
-            pd.DataFrame({c: pd.Series(dtype=object) for c in SUMMARY_COLUMNS}).astype(
-                {"evaluated": bool, "replica": np.int64, "u": "Int8", "o": "Int8"})
-        parts.clear()  # the concatenated frame is the only copy from here on
-        try:
-            summary = summarise(results, confidence=confidence, rho=rho, mode=mode, plan=plan)
-        except InputError as err:
-            raise InputError(err.detail, source=source, field=err.field) from None
+        summary = accumulator.summary(confidence=confidence, rho=rho, mode=mode)
         if out_dir is not None:
             write_atomic(out_dir / "summary.json",
                          orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
@@ -187,4 +167,4 @@ def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence,
             if not handle.closed:
                 handle.close()
             Path(tmp).unlink(missing_ok=True)
-    return results, summary, used_format
+    return summary, used_format

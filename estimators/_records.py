@@ -22,15 +22,16 @@ scorer and the simulator share:
     assistant_turns (int64, -1 when invalid), has_record (bool)
 ``calls`` (one row per call, ordered by conversation then record order)
     conv (int64 row of ``conversations``), turn (int64, -1 when missing or not an
-    integer), name (object, None when missing or not a string), covers (object: tuple of
-    names, or None)
+    integer), name (object, None when missing or not a string; or a Categorical of the
+    names), covers (object: the record's value, or None; or a Categorical of tuples of names,
+    which the scorer checks once per distinct list)
 ``messages`` (one row per message)
     conv, turn (int64, -1 when not an integer), role (str), text (str)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from operator import itemgetter, methodcaller
 from pathlib import Path
 
@@ -164,26 +165,69 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
 class UniqueKeys:
     """Stops on a repeated ``conversation_id`` or a repeated (case, label, replica) (SPEC 5, 6).
 
-    Incremental, so a file read in chunks is checked as a whole.
+    Checks a file read in chunks as a whole, in 16 bytes a conversation: each key is kept as
+    its 64-bit ``hash``. Only a hash seen before is looked at closer, on the conversations
+    given earlier, which ``reread()`` yields again from the first, so two keys that merely
+    share a hash are never taken for a repeat.
+
+    Parameters
+    ----------
+    source : str, optional
+        The file, for messages.
+    reread : callable
+        Returns an iterable of the ``(line, conversation)`` pairs given so far, in order (a
+        reader that streams its file reads it again; one that holds it returns its list).
     """
 
-    def __init__(self, source: str | None = None):
-        self.source = source
-        self.ids: dict[str, int] = {}
-        self.cells: dict[tuple, int] = {}
+    def __init__(self, source: str | None, reread):
+        self.source, self._reread = source, reread
+        self._given = 0
+        self._hashes = {"conversation_id": np.empty(0, np.int64), "replica": np.empty(0, np.int64)}
 
-    def add(self, conv: dict, line: int) -> None:
-        cid = conv["conversation_id"]
-        if cid in self.ids:
-            raise InputError(f"{cid!r} repeats the conversation of line {self.ids[cid]}", source=self.source,
-                             line=line, field="conversation_id")
-        self.ids[cid] = line
+    @staticmethod
+    def _key(conv: dict, field: str):
+        """The conversation's key checked under ``field``; None when it has no (case, label, replica)."""
+        if field == "conversation_id":
+            return conv["conversation_id"]
         if conv["case_id"] is not None and isinstance(conv["label"], str):
-            key = (conv["case_id"], conv["label"], conv["replica"])
-            if key in self.cells:
-                raise InputError(f"case {key[0]!r}, label {key[1]!r}, replica {key[2]} repeats line "
-                                 f"{self.cells[key]}", source=self.source, line=line, field="replica")
-            self.cells[key] = line
+            return conv["case_id"], conv["label"], conv["replica"]
+        return None
+
+    def add(self, items: list) -> None:
+        """Check the next ``(line, conversation)`` pairs; raise :class:`InputError` at the first repeat."""
+        suspects = sorted((position, order, field) for order, field in enumerate(self._hashes)
+                          for position in self._suspects(items, field))
+        for position, _, field in suspects:
+            self._confirm(items, position, field)
+        self._given += len(items)
+
+    def _suspects(self, items, field) -> list:
+        """Positions in ``items`` whose key hash was seen before; remembers the chunk's hashes."""
+        keys = [(i, key) for i, (_, conv) in enumerate(items) if (key := self._key(conv, field)) is not None]
+        hashes = np.fromiter((hash(key) for _, key in keys), np.int64, len(keys))
+        order = np.argsort(hashes, kind="stable")
+        ranked = hashes[order]
+        repeated = np.zeros(len(keys), bool)
+        repeated[order[1:][ranked[1:] == ranked[:-1]]] = True  # a later one of equal hashes in this chunk
+        seen = self._hashes[field]
+        if len(seen):
+            repeated |= seen[np.minimum(np.searchsorted(seen, hashes), len(seen) - 1)] == hashes
+        self._hashes[field] = np.insert(seen, np.searchsorted(seen, ranked), ranked)
+        return [keys[i][0] for i in np.flatnonzero(repeated)]
+
+    def _confirm(self, items, position, field) -> None:
+        line, conv = items[position]
+        key = self._key(conv, field)
+        earlier = next((at for at, c in items[:position] if self._key(c, field) == key), None)
+        if earlier is None:
+            earlier = next((at for at, c in islice(self._reread(), self._given) if self._key(c, field) == key), None)
+        if earlier is None:
+            return  # another key with the same hash
+        if field == "conversation_id":
+            message = f"{key!r} repeats the conversation of line {earlier}"
+        else:
+            message = f"case {key[0]!r}, label {key[1]!r}, replica {key[2]} repeats line {earlier}"
+        raise InputError(message, source=self.source, line=line, field=field)
 
 
 def iter_jsonl(path, *, chunk_size: int = 50_000, progress=None):
@@ -229,13 +273,12 @@ def read_jsonl(path) -> list[dict]:
     Raises :class:`InputError` naming the file and line for a line that is not a JSON
     object, a missing or repeated ``conversation_id`` or a repeated (case, label, replica).
     """
-    keys = UniqueKeys(str(path))
-    out = []
+    items = []
+    keys = UniqueKeys(str(path), lambda: items)
     for chunk in iter_jsonl(path):
-        for line, conv in chunk:
-            keys.add(conv, line)
-            out.append(conv)
-    return out
+        keys.add(chunk)
+        items.extend(chunk)
+    return [conv for _, conv in items]
 
 
 def _categorical(codes, vocabulary, named) -> pd.Categorical:

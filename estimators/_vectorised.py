@@ -35,26 +35,24 @@ def _first_per_conv(mask, call_conv, n, *columns):
     outs = [np.full(n, -1, dtype=np.int64) for _ in columns]
     if rows.size:
         convs = call_conv[rows]
-        first = np.r_[True, convs[1:] != convs[:-1]]
-        at, hit = convs[first], rows[first]
+        first = np.flatnonzero(convs[1:] != convs[:-1]) + 1
+        hit = np.concatenate([rows[:1], rows[first]])
+        at = call_conv[hit]
         for out, values in zip(outs, columns):
             out[at] = values[hit]
     return outs[0] if len(outs) == 1 else outs
 
 
-def _unneeded_approvals(covers: np.ndarray, policy: Policy) -> np.ndarray:
+def _unneeded_approvals(covers: pd.Series, rows: np.ndarray, policy: Policy) -> np.ndarray:
     """SPEC section 2: an approval request is needed only if it covers >= 1 tool, every one gated.
 
-    Readers that share one list among the requests that cover the same tools (the Arrow
-    reader does) get one check per distinct list.
+    ``covers`` of the requests at ``rows``; a dictionary-encoded column (a Categorical of
+    tuples, as the Arrow reader and the simulator give) is checked once per distinct list.
     """
-    identity = np.fromiter(map(id, covers), dtype=np.int64, count=covers.size)
-    codes, shared = pd.factorize(identity)
-    if shared.size < covers.size // 2:
-        representative = np.empty(shared.size, dtype=np.int64)
-        representative[codes] = np.arange(codes.size)  # any row of a shared list: the same object
-        return _unneeded_each(covers[representative], policy)[codes]
-    return _unneeded_each(covers, policy)
+    if isinstance(covers.dtype, pd.CategoricalDtype):
+        per_list = _unneeded_each(covers.cat.categories.to_numpy(), policy)
+        return np.append(per_list, True)[covers.cat.codes.to_numpy(np.int64)[rows]]  # -1, no list: unneeded
+    return _unneeded_each(covers.to_numpy(object)[rows], policy)
 
 
 def _unneeded_each(covers: np.ndarray, policy: Policy) -> np.ndarray:
@@ -91,12 +89,10 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     # the kind of each distinct name, and -1 (no name) at the end, where code -1 points
     kind = np.array([_KIND_CODE[policy.kind(x)] for x in names] + [-1], dtype=np.int8)[codes]
 
+    # calls are grouped by conversation in record order: a call's row orders it in its conversation
     position = np.arange(c_conv.size)
-    calls_per_conv = np.bincount(c_conv, minlength=n)
-    starts = np.cumsum(calls_per_conv) - calls_per_conv
-    k = position - starts[c_conv]  # call index inside its conversation
-    same_conv_as_previous = np.r_[False, c_conv[1:] == c_conv[:-1]]
-    decreasing = same_conv_as_previous & (c_turn < np.r_[0, c_turn[:-1]])
+    decreasing = np.zeros(c_conv.size, dtype=bool)
+    decreasing[1:] = (c_conv[1:] == c_conv[:-1]) & (c_turn[1:] < c_turn[:-1])
     bad_call = (codes < 0) | (c_turn < 0) | (c_turn >= turns[c_conv]) | decreasing
     invalid = np.zeros(n, dtype=bool)
     invalid[c_conv[bad_call]] = True
@@ -106,16 +102,14 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     unneeded = np.zeros(c_conv.size, dtype=bool)
     app_rows = np.flatnonzero(is_app)
     if app_rows.size:
-        unneeded[app_rows] = _unneeded_approvals(calls["covers"].to_numpy(object)[app_rows], policy)
+        unneeded[app_rows] = _unneeded_approvals(calls["covers"], app_rows, policy)
 
-    k_e, t_e = _first_per_conv(is_e, c_conv, n, k, c_turn)
-    k_a, t_a = _first_per_conv(is_cons, c_conv, n, k, c_turn)
+    k_e, t_e = _first_per_conv(is_e, c_conv, n, position, c_turn)
+    k_a, t_a = _first_per_conv(is_cons, c_conv, n, position, c_turn)
+    k_m = _first_per_conv(kind == 3, c_conv, n, position)
     t_q = _first_per_conv(unneeded, c_conv, n, c_turn)
-
-    before_e = k < k_e[c_conv]  # k_e = -1 (no escalation): nothing is before it
-    cons_before = np.bincount(c_conv[is_cons & before_e], minlength=n)
-    marked_before = np.bincount(c_conv[(kind == 3) & before_e], minlength=n)
-    only_unmarked = (k_e >= 0) & (cons_before > 0) & (marked_before == 0)
+    # SPEC section 3: the consequential calls before the handoff were all unmarked tools
+    only_unmarked = (k_e >= 0) & (k_a >= 0) & (k_a < k_e) & ~((k_m >= 0) & (k_m < k_e))
 
     unmarked_tools = _no_tools(n)
     rows = np.flatnonzero(kind == 4)

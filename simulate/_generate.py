@@ -376,13 +376,14 @@ def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> Simulated
         call_slot = np.tile(np.arange(4), n)[present.ravel()]
         names = np.array([[k.lookup_tool, "request_approval", k.action_tool, "transfer_to_human"] for k in KINDS],
                          dtype=object)
-        covers = np.empty((len(KINDS), 4), dtype=object)
-        for i, k in enumerate(KINDS):
-            covers[i, 1] = (k.action_tool,)
+        covered = [(k.action_tool,) for k in KINDS]  # what the approval request of each kind covers
+        covers = np.full((len(KINDS), 4), -1, dtype=np.int64)
+        covers[:, 1] = np.arange(len(KINDS))
         calls = pd.DataFrame({
             "conv": call_conv, "turn": slots.ravel()[present.ravel()],
             "name": _object(names[kind[call_conv], call_slot]),
-            "covers": _object(covers[kind[call_conv], call_slot]),
+            "covers": pd.Categorical.from_codes(covers[kind[call_conv], call_slot],
+                                                categories=pd.Index(covered, dtype=object, tupleize_cols=False)),
         }, copy=False)
     else:
         calls = pd.DataFrame({"conv": np.zeros(0, np.int64), "turn": np.zeros(0, np.int64),

@@ -33,7 +33,7 @@ record = st.fixed_dictionaries({}, optional={
 def outputs(path, out, monkeypatch, fast: bool):
     monkeypatch.setattr(_pipeline, "arrow_available", lambda: fast)
     try:
-        _, summary, _ = _pipeline.score_file(path, POLICY, format="jsonl", out_dir=out)
+        summary, _ = _pipeline.score_file(path, POLICY, format="jsonl", out_dir=out)
     except Exception as err:  # the same error either way
         return type(err).__name__, str(err)
     return (out / "conversations.jsonl").read_text(), json.dumps(summary.to_dict())
@@ -88,7 +88,25 @@ def test_fast_path_equals_reference_on_simulated_logs(tmp_path, monkeypatch, pro
     for fast in (True, False):
         monkeypatch.setattr(_pipeline, "arrow_available", lambda fast=fast: fast)
         out = tmp_path / str(fast)
-        _, summary, _ = _pipeline.score_file(path, policy, format="jsonl", out_dir=out)
+        summary, _ = _pipeline.score_file(path, policy, format="jsonl", out_dir=out)
         results[fast] = ((out / "conversations.jsonl").read_bytes(), summary.to_dict())
     assert finished == [path]  # the fast path read the whole file, without falling back
     assert results[True] == results[False]
+
+
+def test_chunks_cut_between_lines_and_long_lines_stay_on_the_fast_path(tmp_path):
+    """Small chunks give the records of one big chunk; a line longer than Arrow's parallel
+    block (2 MB) is parsed in a block of its own, not handed to the reference reader."""
+    long_line = json.dumps({"conversation_id": "long", "label": "ACT", "tool_calls": [],
+                            "metadata": {"note": "x" * (3 << 20)}})
+    lines = [json.dumps({"conversation_id": f"c{i}", "case_id": f"k{i % 5}", "label": "ESC", "replica": i // 5,
+                         "tool_calls": [{"turn": 0, "name": "esc"}] if i % 3 else []}) for i in range(200)]
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines[:100] + [long_line] + lines[100:]) + "\n")
+    whole = list(iter_records_arrow(path))
+    pieces = list(iter_records_arrow(path, chunk_bytes=700))
+    assert len(whole) == 1 and len(pieces) > 25
+    assert sum(read for read, _ in pieces) == sum(read for read, _ in whole) == path.stat().st_size
+    ids = [c for _, r in pieces for c in r.conversations["conversation_id"]]
+    assert ids == list(whole[0][1].conversations["conversation_id"]) == [f"c{i}" for i in range(100)] + ["long"] + \
+        [f"c{i}" for i in range(100, 200)]

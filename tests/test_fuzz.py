@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from escalation.cli import main
 from estimators import _pipeline
-from estimators._arrow import FastPathUnavailable, _CountingFile, arrow_available
+from estimators._arrow import FastPathUnavailable, _line_chunks, arrow_available
 from estimators._errors import InputError
 from estimators._pipeline import score_file
 from estimators._policy import Policy, load_policy
@@ -209,17 +209,17 @@ def write_log(fmt: str, doc, folder: Path) -> Path:
 def check_scored(fmt: str, doc, path: Path, out: Path, used_format: str | None = None, mode: str = "record") -> None:
     """Score ``path``: a one-line InputError and no output, or every conversation accounted for."""
     try:
-        results, summary, used = score_file(path, POLICY, format=used_format or fmt_name(fmt), out_dir=out, mode=mode,
-                                            approval_escalation=True)  # inspect logs: approvals escalate
+        summary, used = score_file(path, POLICY, format=used_format or fmt_name(fmt), out_dir=out, mode=mode,
+                                   approval_escalation=True)  # inspect logs: approvals escalate
     except InputError as err:
         assert "\n" not in str(err) and str(err)
         assert not (out / "conversations.jsonl").exists() and not (out / "summary.json").exists()
         assert not out.exists() or not any(out.iterdir())
         return
     lines = (out / "conversations.jsonl").read_bytes().splitlines()
-    assert len(lines) == len(results) == summary.to_dict()["conversations"]
+    assert len(lines) == summary.to_dict()["conversations"]
     if doc is not None and used == fmt_name(fmt):
-        assert len(results) == expected_conversations(fmt, doc)
+        assert len(lines) == expected_conversations(fmt, doc)
     if used == "jsonl" and mode == "record":  # the Arrow fast path gives what the reference reader gives
         reference = out.with_name(out.name + "-reference")
         try:
@@ -384,21 +384,20 @@ def test_the_score_command_exits_0_or_2_with_one_line(data, fmt, folder):
     (b'{"a": "x\\nnull"}\n   \n 7\n', True),
 ])
 def test_a_line_that_is_not_an_object_never_reaches_arrow(tmp_path, data, refused):
-    """pyarrow's JSON reader crashes the process on a top-level ``null`` line: the file that feeds
-    it stops at any line not starting with ``{``, wherever the reads split the lines."""
+    """pyarrow's JSON reader crashes the process on a top-level ``null`` line: the chunks that
+    feed it stop at any line not starting with ``{``, wherever the chunks cut the file; and
+    the chunks hold the whole file, in order."""
     path = tmp_path / "r.jsonl"
     path.write_bytes(data)
     for size in range(1, len(data) + 1):
-        source = _CountingFile(path)
         try:
-            while source.read(size):
-                pass
+            chunks = list(_line_chunks(path, size))
         except FastPathUnavailable:
             assert refused, size
         else:
             assert not refused, size
-        finally:
-            source.close()
+            assert b"".join(bytes(text) for _, text in chunks) == data
+            assert sum(read for read, _ in chunks) == len(data)
 
 
 @pytest.mark.skipif(not arrow_available(), reason="pyarrow is not installed")

@@ -115,10 +115,10 @@ def score(
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("scoring", total=size)
-        _, summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
-                                      confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
-                                      chunk_size=chunk_size, approval_escalation=approval_escalation,
-                                      progress=lambda n: bar.advance(task, n))
+        summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
+                                   confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
+                                   chunk_size=chunk_size, approval_escalation=approval_escalation,
+                                   progress=lambda n: bar.advance(task, n))
     data = summary.to_dict()
     if as_json:
         typer.echo(json.dumps(data, indent=2))

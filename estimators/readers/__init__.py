@@ -91,11 +91,8 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
     items = READERS[used].read(doc, options)
     if labels is not None and not isinstance(labels, Labels):
         labels = load_labels(labels)
-    keys = UniqueKeys(doc.source)
-    conversations = []
-    for location, conv in items:
-        if labels is not None:
+    if labels is not None:
+        for _, conv in items:
             labels.apply(conv)
-        keys.add(conv, location)
-        conversations.append(conv)
-    return conversations, used
+    UniqueKeys(doc.source, lambda: items).add(items)
+    return [conv for _, conv in items], used
