@@ -105,9 +105,10 @@ def main() -> None:
             score_conversation(conv, policy)
         reference = (time.perf_counter() - t) * args.n / len(sample)
 
-        # the columns as `escalation score` builds them: Arrow's reader when pyarrow is installed
-        blocks = ((records for _, records in iter_records_arrow(path)) if arrow_available() else
-                  (Records.from_conversations([c for _, c in chunk]) for chunk in iter_jsonl(path, chunk_size=250_000)))
+        # the columns as `escalation score` builds them (Arrow's reader when pyarrow is installed), read
+        # before timing: the reader parses the next chunk in the background, which would share the cores
+        blocks = ([records for _, records in iter_records_arrow(path)] if arrow_available() else
+                  [Records.from_conversations([c for _, c in chunk]) for chunk in iter_jsonl(path, chunk_size=250_000)])
         vectorised = 0.0
         for records in blocks:
             t = time.perf_counter()

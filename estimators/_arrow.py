@@ -232,12 +232,21 @@ def _line_chunks(path, chunk_bytes: int):
             yield len(data), text
 
 
+# a value that Arrow's parser takes and JSON (and the reference reader) does not: NaN, Inf, Infinity
+_NOT_A_JSON_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Inf)"
+
+
 def _parse(text, parse_options):
     """One chunk of JSON lines as a single Arrow record batch (None when it has no line)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.json as pj
     if not _NOT_BLANK.search(text):
         return None
+    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(text)], np.int64)),
+                                                         pa.py_buffer(text)])
+    if pc.match_substring_regex(whole, _NOT_A_JSON_NUMBER)[0].as_py():  # RE2, without the GIL
+        raise FastPathUnavailable("NaN or Infinity, which JSON does not allow (or the same text in a string)")
     block = 1 << 21  # Arrow parses blocks of this size in parallel; a longer line needs one block
     try:
         table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=block),

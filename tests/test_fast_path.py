@@ -110,3 +110,17 @@ def test_chunks_cut_between_lines_and_long_lines_stay_on_the_fast_path(tmp_path)
     ids = [c for _, r in pieces for c in r.conversations["conversation_id"]]
     assert ids == list(whole[0][1].conversations["conversation_id"]) == [f"c{i}" for i in range(100)] + ["long"] + \
         [f"c{i}" for i in range(100, 200)]
+
+
+@pytest.mark.parametrize("value, fast", [("NaN", False), ("-Infinity", False), ("[1, Inf]", False),
+                                         ('"a NaN"', True), ('"x: NaN"', False)])
+def test_nan_and_infinity_are_left_to_the_reference_reader(tmp_path, value, fast):
+    """Arrow's parser takes NaN and Infinity, which are not JSON: such a file goes to the reference
+    reader, which refuses it. The same text in a string after ':' only costs the fast path."""
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"conversation_id": "a", "ignored": ' + value + "}\n")
+    if fast:
+        assert len(list(iter_records_arrow(path))) == 1
+    else:
+        with pytest.raises(FastPathUnavailable, match="NaN or Infinity"):
+            list(iter_records_arrow(path))
