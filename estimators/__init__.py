@@ -2,7 +2,8 @@
 
 Public names live here; the implementation is in private modules.
 """
-from ._aggregate import BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, clustered_rate, summarise
+from ._aggregate import (BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, SummaryAccumulator,
+                         clustered_rate, summarise)
 from ._errors import InputError
 from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage_wilson_kish
 from ._icc import fleiss_cuzick_icc
@@ -32,8 +33,8 @@ __all__ = [
     # the measurement (SPEC sections 2 to 7)
     "Policy", "load_policy", "Records", "normalise_conversation", "read_jsonl", "read_conversations",
     "detect_format", "FORMATS", "Labels", "load_labels", "load_plan", "score_conversation", "score_records",
-    "RESULT_COLUMNS", "score_file", "summarise", "Summary", "RateSummary", "PairedSummary", "BaseSummary",
-    "NotEvaluated", "clustered_rate", "cells", "conversation_lines", "write_outputs", "TextJudge", "PhraseJudge",
+    "RESULT_COLUMNS", "score_file", "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary",
+    "BaseSummary", "NotEvaluated", "clustered_rate", "cells", "conversation_lines", "write_outputs", "TextJudge", "PhraseJudge",
     "InputError",
     # intervals
     "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",

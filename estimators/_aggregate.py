@@ -214,7 +214,8 @@ def _halves(results: pd.DataFrame, evaluated: np.ndarray):
     rows = np.flatnonzero(evaluated & (is_esc | is_act) & results["case_id"].notna().to_numpy(bool))
     esc = is_esc[rows]
     cause = results["cause"].to_numpy(object)[rows]
-    error = np.where(esc, results["u"].to_numpy(np.int8, na_value=0)[rows], results["o"].to_numpy(np.int8, na_value=0)[rows])
+    u, o = (results[score].to_numpy(np.int8, na_value=0)[rows] for score in ("u", "o"))
+    error = np.where(esc, u, o)
     base_error = np.where(esc, cause == "no_handoff", cause == "unneeded_handoff").astype(np.int8)
     return rows, esc, error, base_error
 

@@ -24,7 +24,6 @@ import orjson
 import pandas as pd
 
 from ._aggregate import SummaryAccumulator, unplanned_mask
-from ._errors import InputError
 from ._output import conversation_lines, write_atomic
 from ._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
 from ._records import Records, UniqueKeys, iter_jsonl

@@ -311,7 +311,8 @@ def test_jsonl_round_trips_to_the_columnar_records(tmp_path, mode):
     for name in ("conversations", "calls", "messages"):
         read, made = getattr(back, name), getattr(sim.records, name)
         if name == "calls":  # the simulator dictionary-encodes covers, the reader tool names: same values
-            read = read.astype({"name": object}).assign(covers=[None if c is None else tuple(c) for c in read["covers"]])
+            read = read.astype({"name": object})
+            read = read.assign(covers=[None if c is None else tuple(c) for c in read["covers"]])
             made = made.assign(covers=[None if isinstance(c, float) else c for c in made["covers"].astype(object)])
         pd.testing.assert_frame_equal(read, made)
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

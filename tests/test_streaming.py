@@ -96,7 +96,8 @@ def test_a_repeat_names_both_lines(monkeypatch, fake_hash, repeat, earlier, line
 
 def test_repeat_within_one_chunk_names_the_first_repeating_line():
     items = _items([("a", "k", "ESC", 0), ("b", "k", "ESC", 0), ("b", "j", "ESC", 0)])
-    with pytest.raises(InputError, match=r"f\.jsonl:2: field 'replica': case 'k', label 'ESC', replica 0 repeats line 1"):
+    message = r"f\.jsonl:2: field 'replica': case 'k', label 'ESC', replica 0 repeats line 1"
+    with pytest.raises(InputError, match=message):
         UniqueKeys("f.jsonl", lambda: items).add(items)
 
 
