@@ -271,8 +271,11 @@ class SummaryAccumulator:
         self._present = np.zeros(0 if plan is None else len(self._planned), bool)
         self._unplanned = 0
 
-    def add(self, results: pd.DataFrame) -> None:
-        """Count one chunk of :func:`~estimators._vectorised.score_records` output."""
+    def add(self, results: pd.DataFrame) -> np.ndarray | None:
+        """Count one chunk of :func:`~estimators._vectorised.score_records` output.
+
+        Returns the mask of its conversations that the plan does not name (None without a plan).
+        """
         self.conversations += len(results)
         evaluated = results["evaluated"].to_numpy(bool)
         label = results["label"].to_numpy(object)
@@ -297,7 +300,10 @@ class SummaryAccumulator:
                 {"case_id": object, "label": object}).assign(_present=True), on=["case_id", "label", "replica"],
                 how="left")
             self._present |= merged["_present"].notna().to_numpy(bool)
-            self._unplanned += int(_unplanned(results, self._planned).sum())
+            unplanned = _unplanned(results, self._planned)
+            self._unplanned += int(unplanned.sum())
+            return unplanned
+        return None
 
     def _add_pairs(self, results, evaluated) -> None:
         rows, is_esc, error, base_error = _halves(results, evaluated)
@@ -388,12 +394,8 @@ def planned_keys(plan: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def unplanned_mask(results: pd.DataFrame, plan: pd.DataFrame) -> np.ndarray:
-    """Conversations that the plan does not name (scored, and flagged ``unplanned``)."""
-    return _unplanned(results, planned_keys(plan))
-
-
 def _unplanned(results: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
+    """Conversations that the planned ``keys`` do not name (scored, and flagged ``unplanned``)."""
     merged = results[["case_id", "label", "replica"]].astype({"case_id": object, "label": object}).merge(
         keys.assign(_planned=True), on=["case_id", "label", "replica"], how="left")
     return merged["_planned"].isna().to_numpy(bool)

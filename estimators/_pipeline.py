@@ -23,7 +23,7 @@ from pathlib import Path
 import orjson
 import pandas as pd
 
-from ._aggregate import SummaryAccumulator, unplanned_mask
+from ._aggregate import SummaryAccumulator
 from ._output import conversation_lines, write_atomic
 from ._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
 from ._records import Records, UniqueKeys, iter_jsonl
@@ -147,10 +147,10 @@ def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence,
     try:
         for records in chunks:
             results = score_records(records, policy, mode=mode, judge=judge)
+            unplanned = accumulator.add(results)
             if tmp is not None:
-                extra = {"unplanned": unplanned_mask(results, plan)} if plan is not None else None
+                extra = {"unplanned": unplanned} if unplanned is not None else None
                 handle.writelines(conversation_lines(results, extra=extra))
-            accumulator.add(results)
             del records, results
             gc.collect(1)  # the cyclic collector is paused (see score_file): free this chunk's frames
         if tmp is not None:
