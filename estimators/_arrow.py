@@ -236,17 +236,50 @@ def _line_chunks(path, chunk_bytes: int):
 _NOT_A_JSON_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Inf)"
 
 
+def _as_one_value(text, type):
+    """The whole chunk as a one-element Arrow array of ``type`` (no copy)."""
+    import pyarrow as pa
+    return pa.Array.from_buffers(type, 1, [None, pa.py_buffer(np.array([0, len(text)], np.int64)),
+                                           pa.py_buffer(text)])
+
+
+def _check_json_lines(text) -> None:
+    """Refuse (:class:`FastPathUnavailable`) what Arrow's parser would take and JSON Lines
+    (the reference reader) does not: bytes that are not UTF-8, and ``NaN`` or ``Infinity``
+    (or the same text in a string, after ``:``, ``[`` or ``,``: only the fast path is lost).
+    Runs in the parsing thread: pyarrow's checks do not hold the GIL."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        _as_one_value(text, pa.large_utf8()).validate(full=True)
+    except pa.ArrowInvalid:
+        raise FastPathUnavailable("bytes that are not UTF-8") from None
+    if pc.match_substring_regex(_as_one_value(text, pa.large_binary()), _NOT_A_JSON_NUMBER)[0].as_py():
+        raise FastPathUnavailable("NaN or Infinity, which JSON does not allow")
+
+
+def _lines_opening_objects(text, rows: int) -> int:
+    """The number of lines of ``text`` that open an object (``{``, after blanks at most).
+
+    ``rows`` (the values Arrow read) is the likely answer: if that many lines start with
+    ``{`` itself, no line holds a second value; else RE2 counts the lines exactly.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    chars = np.frombuffer(text, np.uint8)
+    at_start = int(np.count_nonzero((chars[:-1] == ord("\n")) & (chars[1:] == ord("{")))) + int(chars[0] == ord("{"))
+    if at_start == rows:
+        return rows
+    return pc.count_substring_regex(_as_one_value(text, pa.large_binary()), r"(?m)^[ \t\r]*\{")[0].as_py()
+
+
 def _parse(text, parse_options):
     """One chunk of JSON lines as a single Arrow record batch (None when it has no line)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.json as pj
     if not _NOT_BLANK.search(text):
         return None
-    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(text)], np.int64)),
-                                                         pa.py_buffer(text)])
-    if pc.match_substring_regex(whole, _NOT_A_JSON_NUMBER)[0].as_py():  # RE2, without the GIL
-        raise FastPathUnavailable("NaN or Infinity, which JSON does not allow (or the same text in a string)")
+    _check_json_lines(text)
     block = 1 << 21  # Arrow parses blocks of this size in parallel; a longer line needs one block
     try:
         table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=block),
@@ -256,6 +289,8 @@ def _parse(text, parse_options):
             raise
         table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=len(text) + 1),
                              parse_options=parse_options)
+    if _lines_opening_objects(text, table.num_rows) != table.num_rows:
+        raise FastPathUnavailable("a line that holds more than one JSON value")
     return table.combine_chunks().to_batches()[0] if table.num_rows else None
 
 
@@ -289,5 +324,5 @@ def iter_records_arrow(path, *, chunk_bytes: int = 1 << 24):
                 unreported += read
                 parsing = following
         seen.check()  # before the caller writes its output: a repeated key is an input error
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
+    except pa.ArrowException as err:  # any error of Arrow: the reference reader decides
         raise FastPathUnavailable(str(err)) from err

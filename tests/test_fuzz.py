@@ -36,7 +36,7 @@ from estimators._policy import Policy, load_policy
 from estimators.readers import read_conversations
 
 SLOW_OR_SHARED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]  # each example gets its own folder
-# a longer hunt: FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py
+# a longer hunt with new examples: HYPOTHESIS_PROFILE=hunt FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 40)), deadline=None, database=None,
                 suppress_health_check=SLOW_OR_SHARED)
 POLICY = Policy.from_dict({"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order"],
