@@ -4,7 +4,8 @@ Most logs are well formed: every id a string, every turn an integer, every call 
 For those, Arrow's multithreaded C++ JSON reader builds the columnar :class:`Records` with
 no Python object per conversation or per call. Anything it cannot take exactly as the
 Python path would (a value of another type, a missing ``conversation_id``, a repeated id, a
-negative replica, a line that is not an object) raises :class:`FastPathUnavailable`, and the
+negative replica, a line that is not one object, and what Arrow's parser takes but JSON does
+not: ``NaN``, ``Infinity``, bytes that are not UTF-8) raises :class:`FastPathUnavailable`, and the
 caller reads the file again with :func:`estimators._records.iter_jsonl`, the reference
 reader, which also gives the exact line of an error. Both paths give the same records (tested).
 """
@@ -299,7 +300,7 @@ def iter_records_arrow(path, *, chunk_bytes: int = 1 << 24):
     well-formed canonical JSONL file (mode A).
 
     Arrow parses the next chunk in a background thread while the caller works on this one;
-    memory is bounded by those two chunks, whatever the size of the file. Raises
+    memory holds those two chunks and 16 bytes a conversation of key hashes. Raises
     :class:`FastPathUnavailable` as soon as something needs the reference reader; a
     repeated key is found after the last chunk.
     """
