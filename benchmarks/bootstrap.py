@@ -23,7 +23,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from estimators._bootstrap import _ratio_distribution, cluster_bootstrap
+from escalation.estimators._bootstrap import _ratio_distribution, cluster_bootstrap
 
 DATASETS, SCENARIOS, REPLICAS, RESAMPLES = 2000, 30, 8, 999
 

@@ -32,7 +32,7 @@ def child(path: str, reader: str, policy: str, out: str) -> None:
     """Score ``path`` in this process and print the run's time and peak memory as JSON."""
     from unittest import mock
 
-    from estimators import _pipeline, load_policy
+    from escalation.estimators import _pipeline, load_policy
     use_arrow = reader == "arrow" and _pipeline.arrow_available()
     start = time.perf_counter()
     with mock.patch.object(_pipeline, "arrow_available", lambda: use_arrow):

@@ -22,9 +22,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from estimators import Policy, Records, read_jsonl, score_conversation, score_records
-from estimators._arrow import arrow_available, iter_records_arrow
-from estimators._records import iter_jsonl
+from escalation.estimators import Policy, Records, iter_jsonl, read_jsonl, score_conversation, score_records
+from escalation.estimators._arrow import arrow_available, iter_records_arrow
 
 POLICY = {"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order", "get_account"],
           "action_tools": ["issue_refund", "close_account"], "approval_tools": ["request_approval"],

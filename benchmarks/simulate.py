@@ -18,7 +18,7 @@ from pathlib import Path
 # this file is itself named simulate.py: keep its folder off the path so the package is imported
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import simulate as S  # noqa: E402
+import escalation.simulate as S  # noqa: E402
 
 
 def main() -> None:

@@ -6,7 +6,10 @@ import sys
 
 import typer
 
-from estimators._errors import InputError
+from escalation import __version__
+from escalation.estimators import InputError
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
     name="escalation",
@@ -16,10 +19,23 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=CONTEXT,
 )
 study_app = typer.Typer(help="Monte Carlo studies of the measurement (each has --smoke, --seed, --n-jobs, --out).",
-                        no_args_is_help=True)
+                        no_args_is_help=True, context_settings=CONTEXT)
 app.add_typer(study_app, name="study")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"escalation {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                               help="Print the version and exit.")) -> None:
+    """Measure whether a tool-using AI assistant passes to a person the cases its policy reserves for a person."""
 
 _COMMAND_MODULES = (
     "score",

@@ -29,11 +29,8 @@ from __future__ import annotations
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from estimators._aggregate import clustered_rate
-from estimators._policy import load_policy
-from estimators._records import normalise_conversation
-from estimators._reference import score_conversation
-from estimators.readers._inspect import conversation
+from escalation.estimators import (clustered_rate, inspect_sample_conversation, load_policy, normalise_conversation,
+                                   score_conversation)
 
 __all__ = ["escalation", "escalation_rate"]
 
@@ -83,7 +80,7 @@ def escalation(policy: str, mode: str = "record") -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         sample = {"id": state.sample_id, "epoch": state.epoch, "target": list(target.target),
                   "metadata": state.metadata, "messages": [m.model_dump() for m in state.messages]}
-        result = score_conversation(normalise_conversation(conversation(sample, None)), tools, mode=mode)
+        result = score_conversation(normalise_conversation(inspect_sample_conversation(sample, None)), tools, mode=mode)
         if result["evaluated"]:
             answer, explanation = result["cause"] or "compliant", f"scored turn {result['turn']}"
         else:

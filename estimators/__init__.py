@@ -1,55 +1,116 @@
 """The escalation measurement (SPEC sections 2 to 7) and its statistics.
 
-Public names live here; the implementation is in private modules.
+Public names live here; the implementation is in private modules. Nothing in this layer
+imports another layer of the project. Each section lists one topic, as ``scipy.stats`` does.
+
+Policy, records and readers (SPEC sections 2, 6, 7)
+===================================================
+Policy, load_policy              the tool lists of an oversight policy
+Records                          conversations, calls and messages as columns
+normalise_conversation           one canonical record, validated
+read_jsonl, iter_jsonl           canonical JSONL, whole or in chunks of ``(line, conversation)``
+UniqueKeys                       the key rule: unique ``conversation_id`` and (case, label, replica)
+read_conversations, detect_format, FORMATS, inspect_sample_conversation
+                                 every supported log format
+Labels, load_labels, load_plan   labels and planned scenarios for logs that carry none
+InputError                       bad input: one line naming the file, line and field
+
+Scoring (SPEC sections 3 and 4)
+===============================
+score_conversation               the readable reference scorer, one conversation
+score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
+score_file                       a file end to end, in bounded memory
+TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
+cells, conversation_lines, write_outputs, write_atomic
+                                 the per-turn cells and the output files
+
+Rates, intervals and pairs (SPEC section 5)
+===========================================
+summarise, SummaryAccumulator    the summary of scored conversations, whole or chunk by chunk
+Summary, RateSummary, PairedSummary, BaseSummary, NotEvaluated
+clustered_rate                   a rate with the Kish design effect and the Wilson interval
+z_value, wilson_interval, wilson_kish_interval, design_effect, anova_icc
+fleiss_cuzick_icc                the ICC of clustered binary outcomes
+cluster_bootstrap, cluster_bootstrap_pi, ClusterBootstrapResult, ConfidenceInterval,
+DegenerateIntervalWarning        the cluster bootstrap
+exact_coverage_wilson_kish, ExactCoverage, MAX_ESTIMATED_RHO_STATES
+                                 the exact coverage of the Wilson-Kish interval
+
+Planning and comparison
+=======================
+plan_interval, plan_paired_figure, plan_difference, scenarios_needed, wilson_sample_size,
+IntervalPlan, PairedFigurePlan, DifferencePlan
+compare_scored, read_scored, Comparison, MetricDifference, newcombe_paired_interval,
+paired_correlation, paired_cluster_bootstrap
+
+Judge diagnostics (they never change u, o or pi)
+================================================
+TurnJudge, TurnQuestion, TurnQuestions, TurnProbabilities, turn_questions, judge_turns,
+turn_diagnostics, over_escalation_severity, doubtful_labels
+CALIBRATION_METHODS, Calibration, CrossFit, platt_fit, isotonic_fit, fit_calibration, cross_fit,
+case_folds, expected_calibration_error, calibration_bias, reliability_table, auroc
+CAUSES, CauseQuestion, CauseJudge, CauseFinding, CauseAnswerError, CauseJudgeError,
+ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer
+CorrectedRate, predictive_value_correction, rogan_gladen   mode B corrected for the judge's errors
+
+The conformance set
+===================
+CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 """
 from ._aggregate import (BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, SummaryAccumulator,
                          clustered_rate, summarise)
+from ._bootstrap import (ClusterBootstrapResult, ConfidenceInterval, DegenerateIntervalWarning, cluster_bootstrap,
+                         cluster_bootstrap_pi)
+from ._calibration import (CALIBRATION_METHODS, Calibration, CrossFit, auroc, calibration_bias, case_folds, cross_fit,
+                           expected_calibration_error, fit_calibration, isotonic_fit, platt_fit, reliability_table)
+from ._cause_judge import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError, CauseQuestion,
+                           ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer)
+from ._compare import (Comparison, MetricDifference, compare_scored, newcombe_paired_interval,
+                       paired_cluster_bootstrap, paired_correlation, read_scored)
+from ._conformance import CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 from ._errors import InputError
 from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage_wilson_kish
 from ._icc import fleiss_cuzick_icc
 from ._intervals import anova_icc, design_effect, wilson_interval, wilson_kish_interval, z_value
-from ._bootstrap import ClusterBootstrapResult, ConfidenceInterval, DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi
-from ._calibration import (CALIBRATION_METHODS, Calibration, CrossFit, auroc, calibration_bias, cross_fit,
-                           expected_calibration_error, fit_calibration, isotonic_fit, platt_fit, reliability_table)
-from ._cause_judge import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError, ChatCauseJudge,
-                           judge_causes, parse_cause_answer)
-from ._compare import Comparison, MetricDifference, compare_scored, newcombe_paired_interval, read_scored
-from ._judge import PhraseJudge, TextJudge
+from ._judge import PhraseJudge, TextJudge, turn_texts
 from ._labels import Labels, load_labels, load_plan
 from ._misclassification import CorrectedRate, predictive_value_correction, rogan_gladen
-from ._output import cells, conversation_lines, write_outputs
+from ._output import cells, conversation_lines, write_atomic, write_outputs
 from ._pipeline import score_file
 from ._planning import (DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
                         plan_paired_figure, scenarios_needed, wilson_sample_size)
 from ._policy import Policy, load_policy
-from ._records import Records, normalise_conversation, read_jsonl
+from ._records import Records, UniqueKeys, iter_jsonl, normalise_conversation, read_jsonl
 from ._reference import score_conversation
-from ._turn_judge import (TurnJudge, TurnProbabilities, doubtful_labels, judge_turns, over_escalation_severity,
-                          turn_diagnostics)
+from ._turn_judge import (TurnJudge, TurnProbabilities, TurnQuestion, TurnQuestions, doubtful_labels, judge_turns,
+                          over_escalation_severity, turn_diagnostics, turn_questions)
 from ._vectorised import RESULT_COLUMNS, score_records
-from .readers import FORMATS, detect_format, read_conversations
+from .readers import FORMATS, detect_format, inspect_sample_conversation, read_conversations
 
 __all__ = [
-    # the measurement (SPEC sections 2 to 7)
-    "Policy", "load_policy", "Records", "normalise_conversation", "read_jsonl", "read_conversations",
-    "detect_format", "FORMATS", "Labels", "load_labels", "load_plan", "score_conversation", "score_records",
-    "RESULT_COLUMNS", "score_file", "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary",
-    "BaseSummary", "NotEvaluated", "clustered_rate", "cells", "conversation_lines", "write_outputs", "TextJudge", "PhraseJudge",
-    "InputError",
-    # intervals
-    "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
-    # cluster bootstrap, ICC, exact coverage
-    "cluster_bootstrap", "cluster_bootstrap_pi", "ClusterBootstrapResult", "ConfidenceInterval",
-    "DegenerateIntervalWarning", "fleiss_cuzick_icc", "exact_coverage_wilson_kish", "ExactCoverage",
-    "MAX_ESTIMATED_RHO_STATES",
+    # policy, records and readers
+    "Policy", "load_policy", "Records", "normalise_conversation", "read_jsonl", "iter_jsonl", "UniqueKeys",
+    "read_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "Labels", "load_labels",
+    "load_plan", "InputError",
+    # scoring
+    "score_conversation", "score_records", "RESULT_COLUMNS", "score_file", "TextJudge", "PhraseJudge", "turn_texts",
+    "cells", "conversation_lines", "write_outputs", "write_atomic",
+    # rates, intervals and pairs
+    "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated",
+    "clustered_rate", "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
+    "fleiss_cuzick_icc", "cluster_bootstrap", "cluster_bootstrap_pi", "ClusterBootstrapResult", "ConfidenceInterval",
+    "DegenerateIntervalWarning", "exact_coverage_wilson_kish", "ExactCoverage", "MAX_ESTIMATED_RHO_STATES",
     # planning and comparison
     "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
     "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",
-    "MetricDifference", "newcombe_paired_interval",
-    # judge diagnostics (never change u, o or pi) and observation without a record
-    "TurnJudge", "TurnProbabilities", "judge_turns", "turn_diagnostics", "over_escalation_severity",
-    "doubtful_labels", "CALIBRATION_METHODS", "Calibration", "CrossFit", "platt_fit", "isotonic_fit",
-    "fit_calibration", "cross_fit", "expected_calibration_error", "calibration_bias", "reliability_table", "auroc",
-    "CAUSES", "CauseJudge", "CauseFinding", "CauseAnswerError", "CauseJudgeError", "ChatCauseJudge", "judge_causes",
-    "parse_cause_answer", "CorrectedRate", "predictive_value_correction", "rogan_gladen",
+    "MetricDifference", "newcombe_paired_interval", "paired_correlation", "paired_cluster_bootstrap",
+    # judge diagnostics
+    "TurnJudge", "TurnQuestion", "TurnQuestions", "TurnProbabilities", "turn_questions", "judge_turns",
+    "turn_diagnostics", "over_escalation_severity", "doubtful_labels", "CALIBRATION_METHODS", "Calibration",
+    "CrossFit", "platt_fit", "isotonic_fit", "fit_calibration", "cross_fit", "case_folds",
+    "expected_calibration_error", "calibration_bias", "reliability_table", "auroc", "CAUSES", "CauseQuestion",
+    "CauseJudge", "CauseFinding", "CauseAnswerError", "CauseJudgeError", "ChatCauseJudge", "cause_questions",
+    "judge_causes", "parse_cause_answer", "CorrectedRate", "predictive_value_correction", "rogan_gladen",
+    # the conformance set
+    "CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set",
 ]

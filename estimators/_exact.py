@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft
 
-from estimators._icc import anova_icc_from_sums
-from estimators._intervals import wilson_kish_interval
+from ._icc import anova_icc_from_sums
+from ._intervals import wilson_kish_interval
 
 __all__ = ["ExactCoverage", "exact_coverage_wilson_kish", "MAX_ESTIMATED_RHO_STATES"]
 

@@ -15,11 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from estimators._aggregate import summarise
-from estimators._policy import load_policy
-from estimators._records import Records
-from estimators._vectorised import score_records
-from estimators.readers import read_conversations
+from escalation.estimators import Records, load_policy, read_conversations, score_records, summarise
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "tau-bench" / "gpt-4o-airline.json"

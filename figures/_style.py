@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
-from estimators._output import write_atomic  # noqa: E402
+from escalation.estimators import write_atomic  # noqa: E402
 
 __all__ = ["save_figure"]
 

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from estimators._policy import Policy
-from estimators._records import Records
+from escalation.estimators import Policy, Records
 
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
 from ._text import (APPROVAL, ACTION, FILLER_CODE, HANDOFF, LOOKUP, N_VARIANTS, SAY_CODES,

@@ -33,8 +33,7 @@ import pandas as pd
 from scipy.special import expit, logsumexp
 from scipy.stats import norm
 
-from estimators._cause_judge import CAUSES, CauseQuestion
-from estimators._turn_judge import TurnQuestions
+from escalation.estimators import CAUSES, CauseQuestion, TurnQuestions
 
 from ._text import _KIND_TEXT, _REFERRAL, _USER_PRESSURE, STATED_ESCALATION
 from ._world import ACT_FACTORS, ESC_FACTORS, KINDS, world_policy_path

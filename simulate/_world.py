@@ -14,7 +14,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from estimators._policy import Policy, load_policy
+from escalation.estimators import Policy, load_policy
 
 __all__ = ["CaseKind", "KINDS", "LANGUAGES", "CASES_PER_CHUNK", "world_policy", "world_policy_path",
            "make_scenarios", "chunk_seeds"]
@@ -71,7 +71,7 @@ KIND_INDEX = {kind.name: i for i, kind in enumerate(KINDS)}
 
 def world_policy_path():
     """Path of the shipped world policy, ``simulate/world_policy.json``."""
-    return resources.files("simulate").joinpath("world_policy.json")
+    return resources.files(__package__).joinpath("world_policy.json")
 
 
 @lru_cache(maxsize=1)

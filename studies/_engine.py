@@ -35,8 +35,7 @@ from joblib import Parallel, delayed, parallel_config
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from escalation import __version__
-from estimators._errors import InputError
-from estimators._output import write_atomic
+from escalation.estimators import InputError, write_atomic
 
 __all__ = ["run_cells", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS"]
 

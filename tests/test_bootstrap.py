@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import estimators._bootstrap as bootstrap_module
-from estimators._bootstrap import DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi
+import escalation.estimators._bootstrap as bootstrap_module
+from escalation.estimators import DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi
 
 
 def _ratio(a, b, axis=-1):

@@ -8,8 +8,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 
-from estimators._calibration import (auroc, calibration_bias, case_folds, cross_fit, expected_calibration_error,
-                                     fit_calibration, isotonic_fit, platt_fit, reliability_table)
+from escalation.estimators import auroc, calibration_bias, case_folds, cross_fit, expected_calibration_error, fit_calibration, isotonic_fit, platt_fit, reliability_table
 
 
 def _platt_reference(p, y):

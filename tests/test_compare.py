@@ -7,10 +7,9 @@ import numpy as np
 import orjson
 import pytest
 
-from estimators._compare import (compare_scored, newcombe_paired_interval, paired_cluster_bootstrap,
-                                 paired_correlation, read_scored)
-from estimators._errors import InputError
-from estimators._intervals import anova_icc, wilson_interval, wilson_kish_interval
+from escalation.estimators import (InputError, anova_icc, compare_scored, newcombe_paired_interval,
+                                   paired_cluster_bootstrap, paired_correlation, read_scored, wilson_interval,
+                                   wilson_kish_interval)
 
 from ._helpers import run_cli_output
 

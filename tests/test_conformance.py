@@ -1,4 +1,4 @@
-"""The conformance set (tests/conformance/) through every scorer, and the eleven mutants of SPEC 9."""
+"""The conformance set (package data) through every scorer, and the eleven mutants of SPEC 9."""
 from __future__ import annotations
 
 import json
@@ -7,10 +7,15 @@ import sys
 
 import pytest
 
-from estimators import Records, score_conversation, score_records, summarise
-from estimators._output import conversation_lines
-from studies.mutants import (CONFORMANCE_SETS as SETS, MUTANTS, conformance_dir, conversation_mismatches, load_set,
-                             run_mutant, subset_mismatches, summary_of)
+from escalation.estimators import (CONFORMANCE_SETS as SETS, Records, conformance_dir, conversation_lines,
+                                   load_conformance_set, score_conversation, score_records, summarise)
+from escalation.studies import MUTANTS, conversation_mismatches, run_mutant, subset_mismatches, summary_of
+
+
+def load_set(name):
+    """``(policy, conversations, expected rows, expected summary)`` of one folder of the set."""
+    found = load_conformance_set(name)
+    return found.policy, found.conversations, found.expected_rows, found.expected_summary
 
 
 @pytest.mark.parametrize("name", SETS)

@@ -8,7 +8,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from studies._engine import run_cells  # noqa: E402
+from escalation.studies import run_cells  # noqa: E402
 
 from ._helpers import output_files as files, run_cli  # noqa: E402
 

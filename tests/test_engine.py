@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from studies._engine import run_cells
+from escalation.studies import run_cells
 from ._helpers import run_cli
 
 _WATCHED: dict[str, object] = {"root": None, "opened": []}

@@ -9,8 +9,7 @@ import pytest
 from scipy import stats
 from scipy.special import betainc
 
-from estimators._exact import exact_coverage_wilson_kish
-from estimators._intervals import anova_icc, wilson_interval, wilson_kish_interval
+from escalation.estimators import anova_icc, exact_coverage_wilson_kish, wilson_interval, wilson_kish_interval
 
 
 def _bernoulli(p):

@@ -5,9 +5,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estimators import Policy
-from estimators import _pipeline
-from estimators._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
+from escalation.estimators import Policy, _pipeline
+from escalation.estimators._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
 
 pytestmark = pytest.mark.skipif(not arrow_available(), reason="pyarrow is not installed")
 POLICY = Policy.from_dict({"escalation_tools": ["esc"], "read_only_tools": ["ro"], "action_tools": ["act"],
@@ -73,7 +72,7 @@ def test_fast_path_hands_unusual_files_to_the_reference_reader(tmp_path, line):
 
 @pytest.mark.parametrize("profile", ["asks_approval_for_everything", "lookup_before_escalating", "invents_actions"])
 def test_fast_path_equals_reference_on_simulated_logs(tmp_path, monkeypatch, profile):
-    import simulate
+    from escalation import simulate
     sim = simulate.simulate(profile, cases=300, replicas=2, rho=0.2, seed=3)
     path = simulate.write_jsonl(sim, tmp_path / "records.jsonl")
     policy = simulate.world_policy()

@@ -28,12 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from escalation.cli import main
-from estimators import _pipeline
-from estimators._arrow import FastPathUnavailable, _line_chunks, arrow_available
-from estimators._errors import InputError
-from estimators._pipeline import score_file
-from estimators._policy import Policy, load_policy
-from estimators.readers import read_conversations
+from escalation.estimators import InputError, Policy, _pipeline, load_policy, read_conversations, score_file
+from escalation.estimators._arrow import FastPathUnavailable, _line_chunks, arrow_available
 
 SLOW_OR_SHARED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]  # each example gets its own folder
 # a longer hunt with new examples: HYPOTHESIS_PROFILE=hunt FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimators._icc import anova_icc_from_sums, fleiss_cuzick_icc
-from estimators._intervals import anova_icc
+from escalation.estimators._icc import anova_icc_from_sums, fleiss_cuzick_icc
+from escalation.estimators import anova_icc
 
 
 def test_fleiss_cuzick_equal_sizes_hand_value():

@@ -25,11 +25,11 @@ from inspect_ai.solver import Generate, TaskState, solver  # noqa: E402
 from inspect_ai.tool import ToolCall  # noqa: E402
 
 import escalation.inspect_scorer as module  # noqa: E402
-from estimators._aggregate import summarise  # noqa: E402
-from estimators._policy import Policy  # noqa: E402
-from estimators._records import Records  # noqa: E402
-from estimators._vectorised import score_records  # noqa: E402
-from estimators.readers import read_conversations  # noqa: E402
+from escalation.estimators import summarise  # noqa: E402
+from escalation.estimators import Policy  # noqa: E402
+from escalation.estimators import Records  # noqa: E402
+from escalation.estimators import score_records  # noqa: E402
+from escalation.estimators import read_conversations  # noqa: E402
 
 POLICY = {"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order"]}
 # sample -> epoch -> tools the assistant calls after the user's one message (None: text only)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from estimators import anova_icc, design_effect, wilson_interval, wilson_kish_interval, z_value
+from escalation.estimators import anova_icc, design_effect, wilson_interval, wilson_kish_interval, z_value
 
 
 @pytest.mark.parametrize("x, n, low, high", [

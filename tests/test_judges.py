@@ -9,14 +9,11 @@ import pytest
 from scipy.special import expit, logit
 from scipy.stats import norm
 
-import simulate
-from estimators._aggregate import summarise
-from estimators._cause_judge import judge_causes
-from estimators._records import Records
-from estimators._turn_judge import (TurnProbabilities, TurnQuestions, doubtful_labels, judge_turns,
-                                    over_escalation_severity, turn_diagnostics, turn_questions)
-from estimators._vectorised import score_records
-from simulate._judges import (ACT_FACTORS, ESC_FACTORS, EVIDENCE_SCALE, SimulatedCauseJudge, SimulatedTurnJudge,
+from escalation import simulate
+from escalation.estimators import (Records, TurnProbabilities, TurnQuestions, doubtful_labels, judge_causes,
+                                   judge_turns, over_escalation_severity, score_records, summarise, turn_diagnostics,
+                                   turn_questions)
+from escalation.simulate._judges import (ACT_FACTORS, ESC_FACTORS, EVIDENCE_SCALE, SimulatedCauseJudge, SimulatedTurnJudge,
                               ideal_logit, instruction_thresholds, world_instructions)
 
 TOOLS = ("transfer_to_human", "request_approval", "get_order", "get_account", "issue_refund", "close_account",

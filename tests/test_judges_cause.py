@@ -8,11 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-import simulate
-from estimators._cause_judge import (CAUSES, CauseAnswerError, CauseFinding, CauseJudgeError, CauseQuestion,
-                                     ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer)
-from estimators._vectorised import score_records
-from simulate._judges import SimulatedCauseJudge, true_causes, world_instructions
+from escalation import simulate
+from escalation.estimators import (CAUSES, CauseAnswerError, CauseFinding, CauseJudgeError, CauseQuestion,
+                                   ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer, score_records)
+from escalation.simulate import SimulatedCauseJudge, true_causes, world_instructions
 
 QUESTION = CauseQuestion(
     instructions="refund: refunds over 500 USD are decided by a supervisor.", label="ESC",

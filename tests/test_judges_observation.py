@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import simulate
-from estimators._misclassification import predictive_value_correction, rogan_gladen
-from estimators._vectorised import score_records
-from studies.calibration import mode_b_profile, run_cell, unmarked_policy
+from escalation import simulate
+from escalation.estimators import predictive_value_correction, rogan_gladen, score_records
+from escalation.studies._calibration import mode_b_profile, run_cell, unmarked_policy
 
 
 def _mode_b_row(fake_rate, reps):

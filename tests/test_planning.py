@@ -8,9 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimators._intervals import wilson_interval, wilson_kish_interval, z_value
-from estimators._planning import (plan_difference, plan_interval, plan_paired_figure,
-                                  scenarios_needed, wilson_sample_size)
+from escalation.estimators import (plan_difference, plan_interval, plan_paired_figure, scenarios_needed,
+                                   wilson_interval, wilson_kish_interval, wilson_sample_size, z_value)
 
 
 def _half_width(p, k, m, rho, confidence=0.95):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from estimators._planning import plan_difference, plan_interval, plan_paired_figure
+from escalation.estimators import plan_difference, plan_interval, plan_paired_figure
 
 from ._helpers import run_cli_output
 

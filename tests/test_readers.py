@@ -18,13 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimators._errors import InputError
-from estimators._policy import Policy
-from estimators._records import normalise_conversation, read_jsonl
-from estimators._reference import score_conversation
-from estimators.readers import FORMATS, detect_format, read_conversations
-from estimators.readers._inspect import ZSTD_METHOD
-from estimators.readers._registry import READERS
+from escalation.estimators import (FORMATS, InputError, Policy, detect_format, normalise_conversation,
+                                   read_conversations, read_jsonl, score_conversation)
+from escalation.estimators.readers._inspect import ZSTD_METHOD
+from escalation.estimators.readers._registry import READERS
 
 DATA = Path(__file__).parent / "data" / "readers"
 POLICY = Policy(escalation_tools={"transfer_to_human"}, read_only_tools={"get_order"})
@@ -458,7 +455,7 @@ def test_turn_rule_on_random_chats(tmp_path_factory, steps):
 
 
 def test_detection_of_a_large_file_reads_only_its_head(tmp_path, monkeypatch):
-    from estimators.readers import _source
+    from escalation.estimators.readers import _source
 
     monkeypatch.setattr(_source, "_HEAD_BYTES", 300)
     big = tmp_path / "big.jsonl"

@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from estimators._policy import load_policy
-from estimators.readers import detect_format, read_conversations
+from escalation.estimators import detect_format, load_policy, read_conversations
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT / "examples" / "data" / "tau-bench" / "gpt-4o-airline.json"

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
-from simulate import PROFILES, expected_rates
-from studies.reproduce import (PAPER_CASES, PAPER_PROFILES, PAPER_RECORD_VS_TEXT, PAPER_TABLE, PROFILES_COLUMNS,
+from escalation.simulate import PROFILES, expected_rates
+from escalation.studies._reproduce import (PAPER_CASES, PAPER_PROFILES, PAPER_RECORD_VS_TEXT, PAPER_TABLE, PROFILES_COLUMNS,
                                RECORD_VS_TEXT_COLUMNS, TABLE_TITLES, TOLERANCE, build_design, run_study)
 
 SEED = 11

@@ -15,8 +15,8 @@ import orjson
 import pandas as pd
 import pytest
 
-import studies.sample_size
-from studies._engine import run_cells
+import escalation.studies._sample_size
+from escalation.studies import run_cells
 from ._helpers import output_files as files, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +80,8 @@ def test_a_killed_run_resumes_and_leaves_no_half_written_file(tmp_path):
     design = pd.DataFrame({"x": range(12)})
     whole = run_cells(design, slow_cell, seed=8, out_dir=tmp_path / "whole", progress=False)
     out = tmp_path / "killed"
-    script = ("import pandas as pd; from studies._engine import run_cells; from tests.test_resume import slow_cell; "
+    script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import pandas as pd; "
+              "from escalation.studies import run_cells; from tests.test_resume import slow_cell; "
               f"run_cells(pd.DataFrame({{'x': range(12)}}), slow_cell, seed=8, out_dir={str(out)!r}, progress=False)")
     child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     try:
@@ -104,7 +105,7 @@ def test_a_killed_run_resumes_and_leaves_no_half_written_file(tmp_path):
 def test_sample_size_study_interrupted_and_resumed_is_byte_identical(tmp_path, monkeypatch):
     whole, part = tmp_path / "whole", tmp_path / "part"
     assert run_cli(monkeypatch, "study", "sample-size", "--out", whole, "--smoke", "--nsim", "50", "--seed", "6") == 0
-    real = studies.sample_size.run_cell
+    real = escalation.studies._sample_size.run_cell
     calls = []
 
     @functools.wraps(real)
@@ -114,11 +115,11 @@ def test_sample_size_study_interrupted_and_resumed_is_byte_identical(tmp_path, m
         calls.append(row["cell"])
         return real(row, seed_seq)
 
-    monkeypatch.setattr(studies.sample_size, "run_cell", failing)
+    monkeypatch.setattr(escalation.studies._sample_size, "run_cell", failing)
     code = run_cli(monkeypatch, "study", "sample-size", "--out", part, "--smoke", "--nsim", "50", "--seed", "6")
     assert code == 130  # stopped as by Ctrl-C
     assert len(list((part / "cells").glob("*.json"))) == 3 and not (part / "validation.csv").exists()
-    monkeypatch.setattr(studies.sample_size, "run_cell", real)
+    monkeypatch.setattr(escalation.studies._sample_size, "run_cell", real)
     assert run_cli(monkeypatch, "study", "sample-size", "--out", part, "--smoke", "--nsim", "50", "--seed", "6") == 0
     assert orjson.loads((part / "run.json").read_bytes())["cells_resumed"] == 3
     assert files(part) == files(whole)

@@ -9,12 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import simulate as S
-from estimators._intervals import anova_icc
-from estimators._records import Records, read_jsonl
-from simulate._profiles import ACT_ERROR, ESC_ERROR
-from simulate._text import assistant_table
-from simulate._world import CASES_PER_CHUNK
+import escalation.simulate as S
+from escalation.estimators import Records, anova_icc, read_jsonl
+from escalation.simulate._profiles import ACT_ERROR, ESC_ERROR
+from escalation.simulate._text import assistant_table
+from escalation.simulate._world import CASES_PER_CHUNK
 
 REQUIRED_PROFILES = ("follows_policy", "escalates_everything", "never_escalates", "invents_actions",
                      "acts_then_escalates", "asks_approval_for_everything", "pressure_susceptible",

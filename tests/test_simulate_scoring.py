@@ -9,12 +9,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-import simulate as S
-from estimators._judge import PhraseJudge
-from estimators._records import read_jsonl
-from estimators._reference import score_conversation
-from estimators._vectorised import score_records
-from simulate._text import FILLER_CODE, N_CODES, SAY_CODES, assistant_table
+import escalation.simulate as S
+from escalation.estimators import PhraseJudge, read_jsonl, score_conversation, score_records
+from escalation.simulate._text import FILLER_CODE, N_CODES, SAY_CODES, assistant_table
 
 from .test_simulate import all_behaviours_profile, values
 

@@ -8,12 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estimators import InputError, Policy, Records, score_records, summarise
-from estimators import _records
-from estimators._aggregate import SummaryAccumulator, _ClusterTotals
-from estimators._labels import load_labels
-from estimators._pipeline import score_file
-from estimators._records import UniqueKeys, normalise_conversation
+from escalation.estimators import (InputError, Policy, Records, UniqueKeys, _records, load_labels,
+                                   normalise_conversation, score_file, score_records, summarise)
+from escalation.estimators._aggregate import SummaryAccumulator, _ClusterTotals
 
 from .test_properties import conversations, policies
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from escalation.cli import main
-from studies.calibration import design_grid, run_cell, run_study
+from escalation.studies._calibration import design_grid, run_cell, run_study
 
 
 def _by(rows, **keys):

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from studies._engine import cell_seed, run_cells
-from studies.coverage import (COLUMNS, METHODS, _simulate, build_design, cell_intervals, pair_cluster_pmf,
+from escalation.studies import cell_seed, run_cells
+from escalation.studies._coverage import (COLUMNS, METHODS, _simulate, build_design, cell_intervals, pair_cluster_pmf,
                               pair_outcome_icc, replay_replication, run_cell, run_study)
 
 SEED = 7

@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from escalation.cli import main
-from estimators._intervals import anova_icc
-from estimators._planning import plan_difference, plan_interval
-from studies.sample_size import (design_grid, draw_cluster_totals, draw_paired_rates, planning_tables,
+from escalation.estimators import anova_icc, plan_difference, plan_interval
+from escalation.studies._sample_size import (design_grid, draw_cluster_totals, draw_paired_rates, planning_tables,
                                  run_cell, run_study)
 
 NOMINAL = 0.95

@@ -11,7 +11,7 @@ from enum import Enum
 
 import typer
 
-from estimators._errors import InputError
+from escalation.estimators import InputError
 
 __all__ = ["Backend", "backend_option", "scheduler_option", "cluster_arguments", "RESUME_HELP"]
 

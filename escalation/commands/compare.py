@@ -9,8 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from estimators._compare import compare_scored
-from estimators._output import write_atomic
+from escalation.estimators import compare_scored, write_atomic
 
 
 def _ci(pair) -> str:

@@ -8,8 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from estimators._errors import InputError
-from estimators._planning import plan_difference, plan_interval, plan_paired_figure
+from escalation.estimators import InputError, plan_difference, plan_interval, plan_paired_figure
 
 _DEFAULT_RHO_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 _SENSITIVITY_KEYS = ("scenarios", "replicas", "power", "achieved_power", "conversations")

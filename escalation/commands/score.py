@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from estimators.readers import FORMATS as READER_FORMATS
+from escalation.estimators import FORMATS as READER_FORMATS
 
 FORMATS = ("auto", *READER_FORMATS)
 
@@ -94,10 +94,10 @@ def score(
     Example: escalation score examples/data/tau-bench/gpt-4o-airline.json
     --policy examples/tau-bench-airline.policy.json --out results/tau-bench
     """
-    from estimators._errors import InputError
-    from estimators._labels import load_labels, load_plan
-    from estimators._pipeline import score_file
-    from estimators._policy import load_policy
+    from escalation.estimators import InputError
+    from escalation.estimators import load_labels, load_plan
+    from escalation.estimators import score_file
+    from escalation.estimators import load_policy
 
     if not 0.0 < confidence < 1.0:
         raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")

@@ -16,7 +16,7 @@ class SimMode(str, Enum):
 
 
 def _list_profiles() -> None:
-    from simulate import PROFILES, expected_rates
+    from escalation.simulate import PROFILES, expected_rates
 
     width = max(len(name) for name in PROFILES)
     for name, profile in PROFILES.items():
@@ -47,12 +47,12 @@ def simulate_command(
 
     Example: escalation simulate --profile invents_actions --cases 88 --replicas 5 --rho 0.2 --mode B --seed 1 --out results/sim
     """
-    from estimators._errors import InputError
+    from escalation.estimators import InputError
 
     if list_profiles:
         _list_profiles()
         return
-    from simulate import LANGUAGES, PROFILES, simulate, world_policy_path, write_jsonl
+    from escalation.simulate import LANGUAGES, PROFILES, simulate, world_policy_path, write_jsonl
 
     if profile is None:
         raise InputError(f"choose a profile: {', '.join(PROFILES)}", field="--profile")

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
                                                 scheduler_option)
-from estimators._errors import InputError
-from studies.calibration import DEFAULT_SEED, run_study
+from escalation.estimators import InputError
+from escalation.studies import CALIBRATION_SEED as DEFAULT_SEED, run_calibration_study as run_study
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:

@@ -9,8 +9,8 @@ from rich.console import Console
 
 from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
                                                 scheduler_option)
-from estimators._errors import InputError
-from studies.coverage import DEFAULT_SEED, METHODS, run_study
+from escalation.estimators import InputError
+from escalation.studies import COVERAGE_SEED as DEFAULT_SEED, COVERAGE_METHODS as METHODS, run_coverage_study as run_study
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:

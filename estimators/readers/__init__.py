@@ -23,10 +23,11 @@ from __future__ import annotations
 from .._errors import InputError
 from .._labels import Labels, load_labels
 from .._records import UniqueKeys
+from ._inspect import conversation as inspect_sample_conversation
 from ._registry import FORMATS, READERS, detect
 from ._source import ReadOptions, head_document, load_document
 
-__all__ = ["FORMATS", "read_conversations", "detect_format"]
+__all__ = ["FORMATS", "read_conversations", "detect_format", "inspect_sample_conversation"]
 
 
 def detect_format(path) -> str:

@@ -1,44 +1,21 @@
 """The eleven implementation errors of SPEC section 9, as faulty scorers, and the conformance set.
 
 Each mutant is the reference scorer with one plausible fault; the conformance set
-(``tests/conformance/`` in a clone of the project) must catch every one of them
+(package data, read by :func:`escalation.estimators.load_conformance_set`) must catch every one of them
 (``tests/test_conformance.py``; ``escalation reproduce`` tabulates which case catches which).
 """
 from __future__ import annotations
 
 import copy
-import json
 import re
-from pathlib import Path
 
 import pandas as pd
 
-from estimators import load_policy, read_jsonl, summarise
-from estimators._judge import PhraseJudge, turn_texts
-from estimators._policy import Policy
-from estimators._reference import score_conversation
+from escalation.estimators import (CONFORMANCE_SETS, PhraseJudge, Policy, load_conformance_set, score_conversation,
+                                   summarise, turn_texts)
 
-CONFORMANCE_SETS = {"worked_example": "record", "worked_example_unmarked": "record", "clauses": "record",
-                    "text_mode": "text"}
 FIELDS = ("evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
           "only_unmarked_before_handoff")
-
-
-def conformance_dir() -> Path:
-    """The conformance set of this source tree (``tests/conformance``)."""
-    folder = Path(__file__).resolve().parents[1] / "tests" / "conformance"
-    if not folder.is_dir():
-        raise FileNotFoundError(f"the conformance set is not at {folder}: install the project from a clone "
-                                "with `pip install -e .`")
-    return folder
-
-
-def load_set(name: str, folder: Path | None = None):
-    """``(policy, conversations, expected rows, expected summary)`` of one conformance folder."""
-    folder = (folder or conformance_dir()) / name
-    expected = [json.loads(line) for line in (folder / "expected_conversations.jsonl").read_text().splitlines()]
-    return (load_policy(folder / "policy.json"), read_jsonl(folder / "records.jsonl"), expected,
-            json.loads((folder / "expected_summary.json").read_text()))
 
 
 def subset_mismatches(expected, got, path=""):
@@ -70,26 +47,26 @@ def summary_of(rows, mode):
     return summarise(frame, mode=mode).to_dict()
 
 
-def run_mutant(scorer, post=None, folder: Path | None = None):
+def run_mutant(scorer, post=None):
     """Every mismatch of one scorer over the record-mode conformance sets (empty: it passes)."""
     found = []
     for name, mode in CONFORMANCE_SETS.items():
         if mode != "record":
             continue
-        policy, conversations, expected, expected_summary = load_set(name, folder)
-        rows = [scorer(c, policy, mode=mode) for c in conversations]
+        case = load_conformance_set(name)
+        rows = [scorer(c, case.policy, mode=mode) for c in case.conversations]
         if post is not None:
             rows = post(rows)
-        found += [f"{name}/{m}" for m in conversation_mismatches(expected, rows)]
-        found += [f"{name}/summary{m}" for m in subset_mismatches(expected_summary, summary_of(rows, mode))]
+        found += [f"{name}/{m}" for m in conversation_mismatches(case.expected_rows, rows)]
+        found += [f"{name}/summary{m}" for m in subset_mismatches(case.expected_summary, summary_of(rows, mode))]
     return found
 
 
-def catching_cases(folder: Path | None = None) -> pd.DataFrame:
+def catching_cases() -> pd.DataFrame:
     """One row per mutant: the conformance cases (and summary fields) that catch it."""
     rows = []
     for name, (scorer, post) in MUTANTS.items():
-        found = run_mutant(scorer, post, folder)
+        found = run_mutant(scorer, post)
         cases = sorted({f.split("/")[1].split(".")[0] for f in found if "/summary" not in f})
         fields = sorted({f.split("/summary")[1] for f in found if "/summary" in f})
         rows.append({"error": name, "caught": bool(found), "cases": " ".join(cases), "summary_fields": " ".join(fields)})

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from figures._style import plt, save_figure
+from ._style import plt, save_figure
 
 __all__ = ["plot_profiles", "plot_record_vs_text"]
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator
 
-from figures._style import plt
+from ._style import plt
 
 __all__ = ["coverage_by_p", "coverage_by_scenarios", "width_against_coverage"]
 

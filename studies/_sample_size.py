@@ -34,12 +34,10 @@ import pandas as pd
 from scipy import integrate, stats
 from scipy.special import betainc, betaincinv
 
-from estimators._exact import exact_coverage_wilson_kish
-from estimators._intervals import anova_icc, wilson_kish_interval, z_value
-from estimators._output import write_atomic
-from estimators._planning import plan_difference, plan_interval, plan_paired_figure
-from studies._engine import run_cells
-from studies._tables import write_table
+from escalation.estimators import (anova_icc, exact_coverage_wilson_kish, plan_difference, plan_interval,
+                                   plan_paired_figure, wilson_kish_interval, write_atomic, z_value)
+from ._engine import run_cells
+from ._tables import write_table
 
 __all__ = ["DEFAULT_SEED", "write_report", "draw_scenario_rates", "draw_cluster_totals", "draw_paired_rates", "interval_performance",
            "exact_interval_coverage", "power_performance", "design_grid", "run_cell", "planning_tables", "summarise_validation",
@@ -396,8 +394,7 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     The tables are identical for any ``n_jobs`` and ``backend``; a stopped run resumes in the same
     folder (:func:`studies._engine.run_cells`).
     """
-    from figures.sample_size import (plot_interval_validation, plot_power_validation,
-                                     plot_scenarios_by_replicas, plot_scenarios_grid)
+    from escalation.figures import plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas, plot_scenarios_grid
     out_dir = Path(out_dir)
     design = design_grid(smoke=smoke, nsim=nsim)
     facts = {"study": "sample-size", "smoke": smoke, "nsim": int(design["nsim"].iloc[0])}

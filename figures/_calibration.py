@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from figures._style import plt, save_figure
+from ._style import plt, save_figure
 
 __all__ = ["plot_reliability", "plot_calibration_bias", "plot_mode_b"]
 

@@ -46,11 +46,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from estimators._bootstrap import DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi
-from estimators._exact import exact_coverage_wilson_kish
-from estimators._intervals import anova_icc, wilson_interval, wilson_kish_interval
-from estimators._output import write_atomic
-from studies._engine import cell_seed, run_cells
+from escalation.estimators import (DegenerateIntervalWarning, anova_icc, cluster_bootstrap, cluster_bootstrap_pi,
+                                   exact_coverage_wilson_kish, wilson_interval, wilson_kish_interval, write_atomic)
+from ._engine import cell_seed, run_cells
 
 __all__ = ["METHODS", "ESTIMANDS", "COLUMNS", "build_design", "run_cell", "run_study", "replay_replication",
            "pair_cluster_pmf", "pair_outcome_icc"]
@@ -261,9 +259,9 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
     ``report.md``. Returns the coverage table. ``backend`` and ``scheduler`` choose where the
     cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
     """
-    from figures.coverage import coverage_by_p, coverage_by_scenarios, width_against_coverage
-    from figures._style import save_figure
-    from studies.coverage_report import write_report
+    from escalation.figures import coverage_by_p, coverage_by_scenarios, width_against_coverage
+    from escalation.figures import save_figure
+    from ._coverage_report import write_report
 
     out_dir = Path(out_dir)
     design = build_design(smoke=smoke, nsim=nsim)

@@ -30,21 +30,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from estimators._calibration import (CALIBRATION_METHODS, auroc, calibration_bias, cross_fit,
-                                     expected_calibration_error, fit_calibration, reliability_table)
-from estimators._cause_judge import judge_causes
-from estimators._judge import PhraseJudge
-from estimators._misclassification import predictive_value_correction, rogan_gladen
-from estimators._output import write_atomic
-from estimators._policy import Policy
-from estimators._records import Records
-from estimators._turn_judge import TurnProbabilities, judge_turns, turn_questions
-from estimators._vectorised import score_records
-from simulate import PROFILES, expected_rates, simulate
-from simulate._judges import (JUDGE_CALIBRATION, SimulatedCauseJudge, SimulatedTurnJudge, true_causes,
-                              world_instructions)
-from studies._engine import run_cells
-from studies._tables import write_table
+from escalation.estimators import (CALIBRATION_METHODS, PhraseJudge, Policy, Records, TurnProbabilities, auroc,
+                                   calibration_bias, cross_fit, expected_calibration_error, fit_calibration,
+                                   judge_causes, judge_turns, predictive_value_correction, reliability_table,
+                                   rogan_gladen, score_records, turn_questions, write_atomic)
+from escalation.simulate import (JUDGE_CALIBRATION, PROFILES, SimulatedCauseJudge, SimulatedTurnJudge, expected_rates,
+                                 simulate, true_causes, world_instructions)
+from ._engine import run_cells
+from ._tables import write_table
 
 __all__ = ["DEFAULT_SEED", "TAU", "FOLDS", "design_grid", "run_cell", "summarise", "write_report", "run_study",
            "unmarked_policy"]
@@ -528,7 +521,7 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures and
     ``report.md``. Every table is identical for any ``n_jobs`` and ``backend``; a stopped run resumes
     in the same folder (:func:`studies._engine.run_cells`)."""
-    from figures.calibration import plot_calibration_bias, plot_mode_b, plot_reliability
+    from escalation.figures import plot_calibration_bias, plot_mode_b, plot_reliability
     out_dir = Path(out_dir)
     design = design_grid(smoke=smoke, reps=reps)
     facts = {"study": "calibration", "smoke": smoke, "reps": int(design["reps"].max())}

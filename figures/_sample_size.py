@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 
-from figures._style import plt, save_figure
+from ._style import plt, save_figure
 
 __all__ = ["plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation",
            "plot_power_validation"]

@@ -34,13 +34,12 @@ import numpy as np
 import pandas as pd
 
 from escalation import __version__
-from estimators import Policy, Records, load_policy, read_jsonl, score_records, summarise
-from estimators._judge import PhraseJudge
-from estimators._output import write_atomic
-from simulate import PROFILES, Profile, expected_rates, simulate
-from studies._engine import run_cells
-from studies.mutants import catching_cases, conformance_dir
-from studies._tables import markdown_table, write_table
+from escalation.estimators import (PhraseJudge, Policy, Records, load_conformance_set, score_records, summarise,
+                                   write_atomic)
+from escalation.simulate import PROFILES, Profile, expected_rates, simulate
+from ._engine import run_cells
+from ._mutants import catching_cases
+from ._tables import markdown_table, write_table
 
 __all__ = ["DEFAULT_SEED", "PAPER_CASES", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CHUNK_CASES",
            "PAPER_PROFILES", "PAPER_TABLE", "PAPER_RECORD_VS_TEXT", "PAPER_WORKED_EXAMPLE", "TOLERANCE",
@@ -201,10 +200,10 @@ _COUNT = {"p_u": "u", "p_o": "o", "pi": "pi"}
 
 
 def _worked_example() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The paper's section 7 example (``tests/conformance/worked_example``) scored with and without the mark."""
-    folder = conformance_dir() / "worked_example"
-    policy = load_policy(folder / "policy.json")
-    records = Records.from_conversations(read_jsonl(folder / "records.jsonl"))
+    """The paper's section 7 example (the conformance set's ``worked_example``) scored with and without the mark."""
+    example = load_conformance_set("worked_example")
+    policy = example.policy
+    records = Records.from_conversations(example.conversations)
     conversations, rates = [], []
     for name, pol in (("get_order marked read-only", policy), ("get_order unmarked", without_read_only_marks(policy))):
         scored = score_records(records, pol)
@@ -374,7 +373,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
         "root seed). Conversations come from `simulate`, are scored by `estimators.score_records` and aggregated "
         "by `estimators.summarise` (95% Wilson-Kish intervals).\n",
         "## 1. Worked example (paper section 7)\n",
-        "The five conversations of the paper's example (`tests/conformance/worked_example`) scored by the real "
+        "The five conversations of the paper's example (the conformance set's `worked_example`) scored by the real "
         f"scorer: p_u = {_f(worked_marked.loc['p_u', 'value'])}, p_o = {_f(worked_marked.loc['p_o', 'value'])}, "
         f"pi = {_f(worked_marked.loc['pi', 'value'])}, each with the 95% Wilson interval "
         f"({_f(worked_marked.loc['p_u', 'ci_low'], 4)}, {_f(worked_marked.loc['p_u', 'ci_high'], 4)}); the paper "
@@ -503,7 +502,7 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     dict of pandas.DataFrame
         The tables, by name (:data:`TABLE_TITLES`), and ``results``: one row per cell.
     """
-    from figures.reproduce import plot_profiles, plot_record_vs_text
+    from escalation.figures import plot_profiles, plot_record_vs_text
 
     clock = time.perf_counter()
     out_dir = Path(out_dir)
