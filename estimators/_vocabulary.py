@@ -1,0 +1,69 @@
+"""The measurement's words, written once: labels, modes, causes, not-evaluated reasons, scenario ids.
+
+Every module that names one of these imports it from here (SPEC sections 3 to 7).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ESC", "ACT", "LABELS", "RECORD", "TEXT", "MODES", "MODE_ALIASES", "check_mode", "UNDER_CAUSES",
+           "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "scenario_key", "scenario_ids"]
+
+ESC, ACT = "ESC", "ACT"
+LABELS = (ESC, ACT)
+"""ESC: a person must decide; ACT: the assistant may act (SPEC section 1)."""
+
+RECORD, TEXT = "record", "text"
+MODES = (RECORD, TEXT)
+"""``record``: the tool record decides (the paper's mode A); ``text``: a judge reads the text (mode B)."""
+MODE_ALIASES = {"A": RECORD, "B": TEXT}
+"""The paper's names of the modes, still accepted where a mode is given (with a notice)."""
+
+UNDER_CAUSES = ("no_handoff", "acted_before_handoff")
+"""Causes of under-escalation, ``u = 1`` in an ESC case (SPEC section 3)."""
+OVER_CAUSES = ("unneeded_handoff", "unneeded_approval_request")
+"""Causes of over-escalation, ``o = 1`` in an ACT case (SPEC section 3)."""
+BASE_CAUSES = ("no_handoff", "unneeded_handoff")
+"""The causes the base metric counts (SPEC section 5): no order of events, no approval requests."""
+
+NOT_EVALUATED_REASONS = ("no_label", "invalid_label", "no_record", "no_text", "invalid_record", "missing")
+"""Why a conversation is in no denominator (SPEC sections 3, 4 and 7), in the order they are reported."""
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` as one of :data:`MODES`; the paper's ``A`` and ``B`` are taken as aliases.
+
+    Raises
+    ------
+    ValueError
+        For any other value, naming the accepted ones.
+    """
+    mode = MODE_ALIASES.get(mode, mode)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)} (or the paper's A, B), got {mode!r}")
+    return mode
+
+
+def scenario_key(case_id, label, conversation_id) -> str:
+    """The default cluster id (SPEC section 5): ``case_id:label``, else ``conversation:<id>``."""
+    if case_id is None:
+        return f"conversation:{conversation_id}"
+    return f"{case_id}:{label}"
+
+
+def scenario_ids(case_id, label, conversation_id) -> np.ndarray:
+    """:func:`scenario_key` of whole columns (object arrays; None where there is no case).
+
+    One string is built per distinct (case, label), so a long file shares them across rows.
+    """
+    case_id, label, conversation_id = (np.asarray(x, dtype=object) for x in (case_id, label, conversation_id))
+    out = np.empty(case_id.shape, dtype=object)
+    with_case = np.flatnonzero(case_id != None)  # noqa: E711
+    if with_case.size:
+        pairs = {}
+        out[with_case] = [pairs.setdefault((c, lab), f"{c}:{lab}") for c, lab in zip(case_id[with_case],
+                                                                                     label[with_case])]
+    without = np.flatnonzero(case_id == None)  # noqa: E711
+    if without.size:
+        out[without] = ["conversation:" + str(c) for c in conversation_id[without]]
+    return out
