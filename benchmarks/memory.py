@@ -30,13 +30,10 @@ from score import POLICY, make_file  # noqa: E402
 
 def child(path: str, reader: str, policy: str, out: str) -> None:
     """Score ``path`` in this process and print the run's time and peak memory as JSON."""
-    from unittest import mock
-
-    from escalation.estimators import _pipeline, load_policy
-    use_arrow = reader == "arrow" and _pipeline.arrow_available()
+    from escalation.estimators import Labels, load_policy, score_file
+    labels = None if reader == "arrow" else Labels({}, {})  # any labels: canonical JSONL goes to the reference reader
     start = time.perf_counter()
-    with mock.patch.object(_pipeline, "arrow_available", lambda: use_arrow):
-        summary, _ = _pipeline.score_file(path, load_policy(policy), format="jsonl", out_dir=out)
+    summary, _ = score_file(path, load_policy(policy), format="jsonl", labels=labels, out_dir=out)
     print(json.dumps({"conversations": summary.conversations, "seconds": time.perf_counter() - start,
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 

@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from escalation.estimators import Policy, Records, iter_jsonl, read_jsonl, score_conversation, score_records
-from escalation.estimators._arrow import arrow_available, iter_records_arrow
+from escalation.estimators import Policy, iter_records, read_jsonl, score_conversation, score_records
 
 POLICY = {"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order", "get_account"],
           "action_tools": ["issue_refund", "close_account"], "approval_tools": ["request_approval"],
@@ -104,18 +103,16 @@ def main() -> None:
             score_conversation(conv, policy)
         reference = (time.perf_counter() - t) * args.n / len(sample)
 
-        # the columns as `escalation score` builds them (Arrow's reader when pyarrow is installed), read
-        # before timing: the reader parses the next chunk in the background, which would share the cores
-        blocks = ([records for _, records in iter_records_arrow(path)] if arrow_available() else
-                  [Records.from_conversations([c for _, c in chunk]) for chunk in iter_jsonl(path, chunk_size=250_000)])
+        # the columns as `escalation score` builds them (Arrow's reader), read before timing: the
+        # reader parses the next chunk in the background, which would share the cores
+        blocks = list(iter_records(path, messages=False))
         vectorised = 0.0
         for records in blocks:
             t = time.perf_counter()
             score_records(records, policy)
             vectorised += time.perf_counter() - t
 
-    reader = "Arrow reader" if arrow_available() else "reference reader"
-    print(f"vectorised scorer        {vectorised:8.2f} s   (on the columns of the {reader})")
+    print(f"vectorised scorer        {vectorised:8.2f} s   (on the columns of the Arrow reader)")
     print(f"reference scorer         {reference:8.2f} s   (timed on {len(sample):,}, scaled to {args.n:,})")
     print(f"  ratio reference/vectorised   {reference / vectorised:6.1f}x   (target >= 20x)")
     print(f"escalation score, end to end {end_to_end:8.2f} s")

@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-# this file is itself named simulate.py: keep its folder off the path so the package is imported
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import escalation.simulate as S  # noqa: E402
+import escalation.simulate as S
 
 
 def main() -> None:
@@ -47,7 +42,7 @@ def main() -> None:
           f"{os.getloadavg()[0]:.1f})")
 
     m = args.jsonl
-    sim = S.simulate(args.profile, cases=m // 2, replicas=1, rho=0.2, mode="A", seed=1)
+    sim = S.simulate(args.profile, cases=m // 2, replicas=1, rho=0.2, mode="record", seed=1)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "records.jsonl")
         start = time.perf_counter()

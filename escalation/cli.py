@@ -44,7 +44,7 @@ _COMMAND_MODULES = (
     "simulate",
     "study_coverage",
     "study_sample_size",
-    "study_calibration",
+    "study_judges",
     "reproduce",
 )
 

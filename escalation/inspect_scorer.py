@@ -39,6 +39,15 @@ def _nan_if_none(value) -> float:
     return float("nan") if value is None else float(value)
 
 
+def _scenario_of(score: SampleScore):
+    """The ``scenario_id`` of a score's metadata; ValueError naming the sample when there is none."""
+    scenario = (score.score.metadata or {}).get("scenario_id")
+    if scenario is None:
+        raise ValueError(f"sample {score.sample_id!r} has no scenario_id in its score metadata: escalation_rate "
+                         "clusters scores by scenario and reads the metadata that the escalation scorer writes")
+    return scenario
+
+
 try:
     _every_epoch = metric(scores="unreduced")
 except TypeError:  # an inspect_ai whose metrics always see epoch-averaged scores
@@ -50,14 +59,17 @@ except TypeError:  # an inspect_ai whose metrics always see epoch-averaged score
 def escalation_rate(confidence: float = 0.95) -> Metric:
     """Clustered rate of 0/1 scores: Wilson interval with the Kish design effect (SPEC 5).
 
-    Clusters are the scenarios (``metadata["scenario_id"]`` of each score).
+    Clusters are the scenarios (``metadata["scenario_id"]`` of each score). A score without
+    one raises ValueError naming its sample: treating each sample as its own scenario would
+    hide the clustering and narrow the interval.
     """
 
     def compute(scores: list[SampleScore]) -> Value:
         values = [s.score.as_float() for s in scores]
-        clusters = [(s.score.metadata or {}).get("scenario_id", str(s.sample_id)) for s in scores]
+        clusters = [_scenario_of(s) for s in scores]
         r = clustered_rate(values, clusters, confidence=confidence)
-        return {"rate": r.rate, "ci_lower": r.ci[0], "ci_upper": r.ci[1], "rho": r.rho, "deff": r.deff,
+        low, high = r.ci()
+        return {"rate": r.rate, "ci_lower": low, "ci_upper": high, "rho": r.rho, "deff": r.deff,
                 "n": float(r.n), "clusters": float(r.clusters)}
 
     return compute

@@ -3,13 +3,22 @@
 Public names live here; the implementation is in private modules. Nothing in this layer
 imports another layer of the project. Each section lists one topic, as ``scipy.stats`` does.
 
+The vocabulary (SPEC sections 1 to 5)
+=====================================
+ESC, ACT, LABELS                 the two labels
+RECORD, TEXT, MODES, MODE_ALIASES, check_mode   the two modes (the paper's A and B)
+UNDER_CAUSES, OVER_CAUSES, BASE_CAUSES, NOT_EVALUATED_REASONS
+scenario_key, scenario_ids       the default cluster id: ``case_id:label``, else the conversation
+
 Policy, records and readers (SPEC sections 2, 6, 7)
 ===================================================
 Policy, load_policy              the tool lists of an oversight policy
 Records                          conversations, calls and messages as columns
 normalise_conversation           one canonical record, validated
-read_jsonl, iter_jsonl           canonical JSONL, whole or in chunks of ``(line, conversation)``
-UniqueKeys                       the key rule: unique ``conversation_id`` and (case, label, replica)
+iter_records                     canonical JSONL in chunks of Records, through Arrow where it can
+read_jsonl, iter_jsonl           the reference reader: whole, or in chunks of ``(line, conversation)``
+check_unique_keys, UniqueKeys    the key rule (unique ``conversation_id`` and (case, label, replica)):
+                                 of a table, or streamed
 read_conversations, detect_format, FORMATS, inspect_sample_conversation
                                  every supported log format
 Labels, load_labels, load_plan   labels and planned scenarios for logs that carry none
@@ -28,11 +37,14 @@ Rates, intervals and pairs (SPEC section 5)
 ===========================================
 summarise, SummaryAccumulator    the summary of scored conversations, whole or chunk by chunk
 Summary, RateSummary, PairedSummary, BaseSummary, NotEvaluated
+                                 the results; a rate keeps its cluster totals, and
+                                 ``summary.under.ci(confidence_level=0.9)`` recomputes its interval
 clustered_rate                   a rate with the Kish design effect and the Wilson interval
-z_value, wilson_interval, wilson_kish_interval, design_effect, anova_icc
+ConfidenceInterval               ``(low, high)``: every interval of the package is one
+z_value, wilson_interval, wilson_kish_interval, WilsonKishInterval, design_effect, anova_icc
 fleiss_cuzick_icc                the ICC of clustered binary outcomes
-cluster_bootstrap, cluster_bootstrap_pi, ClusterBootstrapResult, ConfidenceInterval,
-DegenerateIntervalWarning        the cluster bootstrap
+cluster_bootstrap, cluster_bootstrap_pi, paired_cluster_bootstrap, ClusterBootstrapResult,
+DegenerateIntervalWarning        the cluster bootstrap, of one rate or of two assistants' difference
 exact_coverage_wilson_kish, ExactCoverage, MAX_ESTIMATED_RHO_STATES
                                  the exact coverage of the Wilson-Kish interval
 
@@ -40,8 +52,9 @@ Planning and comparison
 =======================
 plan_interval, plan_paired_figure, plan_difference, scenarios_needed, wilson_sample_size,
 IntervalPlan, PairedFigurePlan, DifferencePlan
-compare_scored, read_scored, Comparison, MetricDifference, newcombe_paired_interval,
-paired_correlation, paired_cluster_bootstrap
+compare_scored, read_scored, Comparison, MetricDifference
+                                 two assistants on the same scenarios (B minus A)
+newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
 
 Judge diagnostics (they never change u, o or pi)
 ================================================
@@ -57,21 +70,22 @@ The conformance set
 ===================
 CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 """
-from ._aggregate import (BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, SummaryAccumulator,
-                         clustered_rate, summarise)
-from ._bootstrap import (ClusterBootstrapResult, ConfidenceInterval, DegenerateIntervalWarning, cluster_bootstrap,
-                         cluster_bootstrap_pi)
+from ._aggregate import SummaryAccumulator, summarise
+from ._arrow import iter_records
+from ._bootstrap import (ClusterBootstrapResult, DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi,
+                         paired_cluster_bootstrap)
 from ._calibration import (CALIBRATION_METHODS, Calibration, CrossFit, auroc, calibration_bias, case_folds, cross_fit,
                            expected_calibration_error, fit_calibration, isotonic_fit, platt_fit, reliability_table)
 from ._cause_judge import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError, CauseQuestion,
                            ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer)
-from ._compare import (Comparison, MetricDifference, compare_scored, newcombe_paired_interval,
-                       paired_cluster_bootstrap, paired_correlation, read_scored)
+from ._compare import Comparison, MetricDifference, compare_scored
 from ._conformance import CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
+from ._difference import newcombe_paired_interval, paired_correlation
 from ._errors import InputError
 from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage_wilson_kish
 from ._icc import fleiss_cuzick_icc
-from ._intervals import anova_icc, design_effect, wilson_interval, wilson_kish_interval, z_value
+from ._intervals import (ConfidenceInterval, WilsonKishInterval, anova_icc, design_effect, wilson_interval,
+                         wilson_kish_interval, z_value)
 from ._judge import PhraseJudge, TextJudge, turn_texts
 from ._labels import Labels, load_labels, load_plan
 from ._misclassification import CorrectedRate, predictive_value_correction, rogan_gladen
@@ -80,16 +94,24 @@ from ._pipeline import score_file
 from ._planning import (DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
                         plan_paired_figure, scenarios_needed, wilson_sample_size)
 from ._policy import Policy, load_policy
-from ._records import Records, UniqueKeys, iter_jsonl, normalise_conversation, read_jsonl
+from ._records import Records, UniqueKeys, check_unique_keys, iter_jsonl, normalise_conversation, read_jsonl
 from ._reference import score_conversation
+from ._scored import read_scored
+from ._summary import BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, clustered_rate
 from ._turn_judge import (TurnJudge, TurnProbabilities, TurnQuestion, TurnQuestions, doubtful_labels, judge_turns,
                           over_escalation_severity, turn_diagnostics, turn_questions)
 from ._vectorised import RESULT_COLUMNS, score_records
+from ._vocabulary import (ACT, BASE_CAUSES, ESC, LABELS, MODE_ALIASES, MODES, NOT_EVALUATED_REASONS, OVER_CAUSES, RECORD, TEXT,
+                          UNDER_CAUSES, check_mode, scenario_ids, scenario_key)
 from .readers import FORMATS, detect_format, inspect_sample_conversation, read_conversations
 
 __all__ = [
+    # the vocabulary
+    "ESC", "ACT", "LABELS", "RECORD", "TEXT", "MODES", "MODE_ALIASES", "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES",
+    "NOT_EVALUATED_REASONS", "scenario_key", "scenario_ids",
     # policy, records and readers
-    "Policy", "load_policy", "Records", "normalise_conversation", "read_jsonl", "iter_jsonl", "UniqueKeys",
+    "Policy", "load_policy", "Records", "normalise_conversation", "iter_records", "read_jsonl", "iter_jsonl",
+    "check_unique_keys", "UniqueKeys",
     "read_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "Labels", "load_labels",
     "load_plan", "InputError",
     # scoring
@@ -99,6 +121,7 @@ __all__ = [
     "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated",
     "clustered_rate", "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
     "fleiss_cuzick_icc", "cluster_bootstrap", "cluster_bootstrap_pi", "ClusterBootstrapResult", "ConfidenceInterval",
+    "WilsonKishInterval",
     "DegenerateIntervalWarning", "exact_coverage_wilson_kish", "ExactCoverage", "MAX_ESTIMATED_RHO_STATES",
     # planning and comparison
     "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",

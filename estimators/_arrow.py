@@ -1,13 +1,15 @@
-"""A fast reader of well-formed canonical JSONL: Arrow's JSON parser straight to columns.
+"""Canonical JSONL in chunks of :class:`Records`: Arrow's JSON parser first, the reference reader else.
 
-Most logs are well formed: every id a string, every turn an integer, every call an object.
-For those, Arrow's multithreaded C++ JSON reader builds the columnar :class:`Records` with
-no Python object per conversation or per call. Anything it cannot take exactly as the
-Python path would (a value of another type, a missing ``conversation_id``, a repeated id, a
-negative replica, a line that is not one object, and what Arrow's parser takes but JSON does
-not: ``NaN``, ``Infinity``, bytes that are not UTF-8) raises :class:`FastPathUnavailable`, and the
-caller reads the file again with :func:`estimators._records.iter_jsonl`, the reference
-reader, which also gives the exact line of an error. Both paths give the same records (tested).
+:func:`iter_records` is the one reader of canonical JSONL in columns. Most logs are well
+formed: every id a string, every turn an integer, every call an object. For those, Arrow's
+multithreaded C++ JSON reader builds the columnar :class:`Records` with no Python object per
+conversation or per call. Anything it cannot take exactly as the reference reader
+(:func:`estimators._records.iter_jsonl`) would (a value of another type, a missing
+``conversation_id``, a repeated key, a negative replica, a line that is not one object, and what
+Arrow's parser takes but JSON does not: ``NaN``, ``Infinity``, bytes that are not UTF-8) raises
+:class:`FastPathUnavailable` inside, and the reference reader reads the file from its first
+line, checking every line and naming the line of an error; it gives the conversations the fast
+path had not given yet. Both give the same records (tested).
 """
 from __future__ import annotations
 
@@ -17,24 +19,24 @@ from itertools import chain
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
 
-from ._records import Records
+from ._records import Records, iter_jsonl, key_hashes
+from ._vocabulary import scenario_ids
 
-__all__ = ["FastPathUnavailable", "arrow_available", "iter_records_arrow"]
+__all__ = ["FastPathUnavailable", "iter_records"]
+
+CHUNK_BYTES = 1 << 24
+"""Bytes of a chunk of the fast path (Arrow parses the next one while the caller works)."""
 
 
 class FastPathUnavailable(Exception):
-    """The file needs the reference reader (malformed, unusual, or pyarrow is not installed)."""
-
-
-def arrow_available() -> bool:
-    """Whether pyarrow's JSON reader can be imported (the fast path is optional)."""
-    from importlib.util import find_spec
-    return find_spec("pyarrow") is not None and find_spec("pyarrow.json") is not None
+    """The file needs the reference reader (malformed or unusual)."""
 
 
 def _schema():
-    import pyarrow as pa
     call = pa.struct([("turn", pa.int64()), ("name", pa.string()), ("covers", pa.list_(pa.string()))])
     return pa.schema([("conversation_id", pa.string()), ("case_id", pa.string()), ("scenario_id", pa.string()),
                       ("replica", pa.int64()), ("label", pa.string()), ("language", pa.string()),
@@ -50,7 +52,6 @@ def _strings(array) -> np.ndarray:
 def _shared_strings(array) -> tuple[np.ndarray, np.ndarray]:
     """Arrow strings as ``(object array, codes)``: one Python string per distinct value, shared
     by its rows (no string object a row, so a long file does not fragment the heap); None is -1."""
-    import pyarrow.compute as pc
     encoded = pc.dictionary_encode(array)
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     values = np.array(encoded.dictionary.to_pylist() + [None], dtype=object)
@@ -61,7 +62,6 @@ def _list_codes(lists, longest: int = 8) -> tuple[np.ndarray, pd.Index]:
     """Arrow lists of strings, dictionary-encoded: ``(codes, distinct lists as tuples)``, so
     the scorer checks each distinct list once. Rows are grouped exactly, by their length and
     the codes of their values (lists longer than ``longest``: by their tuples)."""
-    import pyarrow.compute as pc
     lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     if lengths.max(initial=0) > longest:
         codes, distinct = pd.factorize(pd.Series([tuple(x) for x in lists.to_pylist()], dtype=object))
@@ -84,7 +84,6 @@ def _ints(array, fill: int) -> np.ndarray:
 
 def _max_turn_per_row(lists, n: int) -> np.ndarray:
     """Largest non-negative turn in each row's list (-1 where there is none)."""
-    import pyarrow.compute as pc
     turns = _ints(pc.list_flatten(lists).field("turn"), -1)
     parents = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
     out = np.full(n, -1, dtype=np.int64)
@@ -93,42 +92,28 @@ def _max_turn_per_row(lists, n: int) -> np.ndarray:
 
 
 class _SeenKeys:
-    """64-bit hashes of every ``conversation_id`` and every (case, label, replica) read so far.
+    """The key hashes (:func:`estimators._records.key_hashes`) of every chunk read so far.
 
-    Eight bytes a key instead of the strings: a repeated hash (a repeated key, or, very
-    rarely, two keys with one hash) sends the file to the reference reader, which checks the
-    keys themselves and names the line.
+    Eight bytes a key: a repeated hash (a repeated key, or, very rarely, two keys with one
+    hash) sends the file to the reference reader, which checks the keys themselves and names
+    the line.
     """
 
     def __init__(self):
-        self.ids: list[np.ndarray] = []
-        self.cells: list[np.ndarray] = []
-
-    @staticmethod
-    def _hash(values) -> np.ndarray:
-        return pd.util.hash_array(np.asarray(values, dtype=object), categorize=False)
+        self.hashes: dict[str, list[np.ndarray]] = {}
 
     def add(self, conversation_id, case_id, label, replica) -> None:
-        self.ids.append(self._hash(conversation_id))
-        keyed = (case_id != None) & (label != None)  # noqa: E711
-        if keyed.any():
-            combined = (self._hash(case_id[keyed]) * np.uint64(0x9E3779B97F4A7C15)
-                        ^ self._hash(label[keyed]) * np.uint64(0xC2B2AE3D27D4EB4F)
-                        ^ replica[keyed].astype(np.uint64) * np.uint64(0x165667B19E3779F9))
-            self.cells.append(combined)
+        for field, (_, hashes) in key_hashes(conversation_id, case_id, label, replica).items():
+            self.hashes.setdefault(field, []).append(hashes)
 
     def check(self) -> None:
-        for name, parts in (("conversation_id", self.ids), ("(case, label, replica)", self.cells)):
-            if parts:
-                keys = np.concatenate(parts)
-                parts.clear()
-                keys.sort()
-                if (keys[1:] == keys[:-1]).any():
-                    raise FastPathUnavailable(f"a repeated {name}")
+        for field, parts in self.hashes.items():
+            keys = np.sort(np.concatenate(parts))
+            if (keys[1:] == keys[:-1]).any():
+                raise FastPathUnavailable(f"a repeated key ({field})")
 
 
 def _records_of(batch, seen: _SeenKeys) -> Records:
-    import pyarrow.compute as pc
     n = batch.num_rows
     col = batch.column
     conversation_id = _strings(col("conversation_id"))
@@ -138,21 +123,13 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
     replica = _ints(replica_arr, 0)
     if (replica < 0).any():
         raise FastPathUnavailable("a negative replica")
-    (case_id, case_code), (label, label_code) = _shared_strings(col("case_id")), _shared_strings(col("label"))
+    (case_id, _), (label, _) = _shared_strings(col("case_id")), _shared_strings(col("label"))
     seen.add(conversation_id, case_id, label, replica)
 
     scenario_id, scenario_code = _shared_strings(col("scenario_id"))
     missing = scenario_code < 0
-    if missing.any():  # SPEC section 5: case_id + label, else the conversation itself
-        with_case = np.flatnonzero(missing & (case_code >= 0))
-        if with_case.size:  # one string per distinct (case, label)
-            pair = case_code[with_case] * (label_code.max() + 2) + label_code[with_case] + 1
-            distinct, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
-            rows = with_case[first]
-            text = np.array([f"{c}:{lab}" for c, lab in zip(case_id[rows], label[rows])], dtype=object)
-            scenario_id[with_case] = text[inverse.ravel()]
-        without = missing & (case_code < 0)
-        scenario_id[without] = "conversation:" + conversation_id[without]
+    if missing.any():
+        scenario_id[missing] = scenario_ids(case_id[missing], label[missing], conversation_id[missing])
     language, _ = _shared_strings(col("language"))
     language[(language == None) | (language == "")] = "und"  # noqa: E711
 
@@ -239,7 +216,6 @@ _NOT_A_JSON_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Inf)"
 
 def _as_one_value(text, type):
     """The whole chunk as a one-element Arrow array of ``type`` (no copy)."""
-    import pyarrow as pa
     return pa.Array.from_buffers(type, 1, [None, pa.py_buffer(np.array([0, len(text)], np.int64)),
                                            pa.py_buffer(text)])
 
@@ -249,8 +225,6 @@ def _check_json_lines(text) -> None:
     (the reference reader) does not: bytes that are not UTF-8, and ``NaN`` or ``Infinity``
     (or the same text in a string, after ``:``, ``[`` or ``,``: only the fast path is lost).
     Runs in the parsing thread: pyarrow's checks do not hold the GIL."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
     try:
         _as_one_value(text, pa.large_utf8()).validate(full=True)
     except pa.ArrowInvalid:
@@ -265,8 +239,6 @@ def _lines_opening_objects(text, rows: int) -> int:
     ``rows`` (the values Arrow read) is the likely answer: if that many lines start with
     ``{`` itself, no line holds a second value; else RE2 counts the lines exactly.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
     chars = np.frombuffer(text, np.uint8)
     at_start = int(np.count_nonzero((chars[:-1] == ord("\n")) & (chars[1:] == ord("{")))) + int(chars[0] == ord("{"))
     if at_start == rows:
@@ -276,8 +248,6 @@ def _lines_opening_objects(text, rows: int) -> int:
 
 def _parse(text, parse_options):
     """One chunk of JSON lines as a single Arrow record batch (None when it has no line)."""
-    import pyarrow as pa
-    import pyarrow.json as pj
     if not _NOT_BLANK.search(text):
         return None
     _check_json_lines(text)
@@ -295,27 +265,22 @@ def _parse(text, parse_options):
     return table.combine_chunks().to_batches()[0] if table.num_rows else None
 
 
-def iter_records_arrow(path, *, chunk_bytes: int = 1 << 24):
-    """Yield ``(bytes read, Records)`` for each chunk of about ``chunk_bytes`` of a
-    well-formed canonical JSONL file (mode A).
+def _arrow_chunks(path):
+    """Yield ``(bytes read, Records)`` for each chunk of about :data:`CHUNK_BYTES` of a
+    well-formed canonical JSONL file (no messages).
 
     Arrow parses the next chunk in a background thread while the caller works on this one;
     memory holds those two chunks and 16 bytes a conversation of key hashes. Raises
     :class:`FastPathUnavailable` as soon as something needs the reference reader; a
     repeated key is found after the last chunk.
     """
-    try:
-        import pyarrow as pa
-        import pyarrow.json as pj
-    except ImportError as err:
-        raise FastPathUnavailable("pyarrow is not installed") from err
     options = pj.ParseOptions(explicit_schema=_schema(), unexpected_field_behavior="ignore")
     seen = _SeenKeys()
     unreported = 0
     try:
         with ThreadPoolExecutor(max_workers=1) as parser:
             parsing = None
-            for read, text in chain(_line_chunks(path, chunk_bytes), [(0, None)]):
+            for read, text in chain(_line_chunks(path, CHUNK_BYTES), [(0, None)]):
                 following = parser.submit(_parse, text, options) if text is not None else None
                 if parsing is not None:
                     batch = parsing.result()
@@ -327,3 +292,57 @@ def iter_records_arrow(path, *, chunk_bytes: int = 1 << 24):
         seen.check()  # before the caller writes its output: a repeated key is an input error
     except pa.ArrowException as err:  # any error of Arrow: the reference reader decides
         raise FastPathUnavailable(str(err)) from err
+
+
+def iter_records(path, *, chunk_size: int = 50_000, messages: bool = True, labels=None, progress=None):
+    """Yield the conversations of a canonical JSONL file (SPEC section 6) as :class:`Records` chunks.
+
+    Without messages or labels, Arrow reads the file (see the module docstring); otherwise,
+    or when Arrow cannot take the file, the reference reader does. The records are the same
+    either way; only the cutting into chunks differs.
+
+    Parameters
+    ----------
+    path : path-like
+    chunk_size : int
+        Conversations a chunk of the reference reader (Arrow cuts about 16 MB).
+    messages : bool
+        Fill the messages table (mode ``text`` needs it; the fast path leaves it empty).
+    labels : Labels, optional
+        Labels that replace or fill those of the records.
+    progress : callable, optional
+        Called with the number of bytes read since its last call.
+
+    Raises
+    ------
+    InputError
+        Naming the file and line, as :func:`estimators._records.iter_jsonl` does (a repeated
+        key is found by the end of the file, before the last chunk is given).
+    """
+    given = reported = 0
+    if not messages and labels is None:
+        try:
+            for read, records in _arrow_chunks(path):
+                if progress:
+                    progress(read)
+                reported += read
+                given += len(records)
+                yield records
+            return
+        except FastPathUnavailable:
+            pass
+
+    def unreported(read):  # the reference reader reads from the start: report only what is new
+        nonlocal reported
+        if read > reported:
+            progress(read - reported)
+            reported = 0
+        else:
+            reported -= read
+
+    for chunk in iter_jsonl(path, chunk_size=chunk_size, labels=labels, progress=unreported if progress else None):
+        if given >= len(chunk):
+            given -= len(chunk)
+            continue
+        yield Records.from_conversations([conv for _, conv in chunk[given:]], messages=messages)
+        given = 0

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._records import Records
+from ._vocabulary import ACT, ESC
 
 __all__ = ["CAUSES", "DETERMINISTIC_CAUSES", "COMPATIBLE_CAUSES", "CauseQuestion", "CauseJudge", "CauseFinding",
            "CauseAnswerError", "CauseJudgeError", "parse_cause_answer", "cause_questions", "judge_causes",
@@ -57,8 +58,8 @@ COMPATIBLE_CAUSES = {
     "unneeded_approval_request": frozenset({"threshold_misapplied", "unneeded_caution", "user_pressure"}),
 }
 
-_LABEL_MEANING = {"ESC": "the instructions reserve this case for a person",
-                  "ACT": "the instructions let the assistant resolve this case itself"}
+_LABEL_MEANING = {ESC: "the instructions reserve this case for a person",
+                  ACT: "the instructions let the assistant resolve this case itself"}
 
 
 class CauseAnswerError(ValueError):

@@ -118,7 +118,7 @@ def exact_coverage_wilson_kish(cluster_pmf, clusters: int, *, rho: float | None 
     if rho is not None:
         prob_y = _convolution_power(pmf[:, None], clusters)[:, 0]
         sum_y = np.arange(prob_y.size)
-        low, high, _, _ = wilson_kish_interval(sum_y, total_n, size, float(rho), confidence)
+        low, high = wilson_kish_interval(sum_y, total_n, size, float(rho), confidence).interval
         return _summarise(prob_y, low, high, truth)
     pairs = size * (size - 1) // 2
     states = (clusters * size + 1) * (clusters * pairs + 1)
@@ -131,7 +131,7 @@ def exact_coverage_wilson_kish(cluster_pmf, clusters: int, *, rho: float | None 
     sum_y = np.arange(prob.shape[0])[:, None]
     sum_y_squared = 2 * np.arange(prob.shape[1])[None, :] + sum_y
     rho_hat = np.nan_to_num(anova_icc_from_sums(sum_y, sum_y_squared, clusters, size), nan=0.0)
-    low, high, _, _ = wilson_kish_interval(sum_y, total_n, size, rho_hat, confidence)
+    low, high = wilson_kish_interval(sum_y, total_n, size, rho_hat, confidence).interval
     return _summarise(prob, low, high, truth)
 
 

@@ -5,10 +5,37 @@ computes the intervals of many data sets (as Monte Carlo studies need).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.special import ndtri
 
-__all__ = ["z_value", "wilson_interval", "design_effect", "anova_icc", "wilson_kish_interval"]
+__all__ = ["ConfidenceInterval", "WilsonKishInterval", "z_value", "wilson_interval", "design_effect", "anova_icc",
+           "wilson_kish_interval"]
+
+
+class ConfidenceInterval(NamedTuple):
+    """Lower and upper bounds of a two-sided interval (floats, or arrays over data sets).
+
+    Every interval of the package is one, as ``scipy.stats`` results give theirs.
+    """
+
+    low: float | np.ndarray
+    high: float | np.ndarray
+
+
+class WilsonKishInterval(NamedTuple):
+    """Result of :func:`wilson_kish_interval`: the bounds with the design effect and effective size."""
+
+    low: float | np.ndarray
+    high: float | np.ndarray
+    deff: float | np.ndarray
+    n_eff: float | np.ndarray
+
+    @property
+    def interval(self) -> ConfidenceInterval:
+        """``(low, high)`` as a :class:`ConfidenceInterval`."""
+        return ConfidenceInterval(self.low, self.high)
 
 
 def z_value(confidence: float = 0.95) -> float:
@@ -33,8 +60,8 @@ def wilson_interval(p_hat, n, confidence: float = 0.95):
 
     Returns
     -------
-    low, high : ndarray
-        Interval bounds; NaN where ``n <= 0`` or ``p_hat`` is NaN (undefined, never 0 or 1).
+    ConfidenceInterval
+        ``(low, high)`` arrays; NaN where ``n <= 0`` or ``p_hat`` is NaN (undefined, never 0 or 1).
 
     Notes
     -----
@@ -55,7 +82,7 @@ def wilson_interval(p_hat, n, confidence: float = 0.95):
     half = z / denom * np.sqrt(np.maximum(p_safe * (1.0 - p_safe), 0.0) / n_safe + z * z / (4.0 * n_safe**2))
     low = np.where(valid, np.clip(centre - half, 0.0, 1.0), np.nan)
     high = np.where(valid, np.clip(centre + half, 0.0, 1.0), np.nan)
-    return low, high
+    return ConfidenceInterval(low, high)
 
 
 def design_effect(m_bar, rho):
@@ -112,10 +139,17 @@ def anova_icc(totals, sizes, *, truncate: bool = True):
     return rho[()] if np.ndim(rho) == 0 else rho
 
 
-def wilson_kish_interval(errors, n, m_bar, rho, confidence: float = 0.95):
+def wilson_kish_interval(errors, n, m_bar, rho, confidence: float = 0.95) -> WilsonKishInterval:
     """Wilson interval with the Kish effective size ``n_eff = n / (1 + (m_bar - 1) rho)``.
 
-    The paper's interval (section 5, "Rates and intervals"). Returns ``(low, high, deff, n_eff)``.
+    The paper's interval (section 5, "Rates and intervals"): :func:`wilson_interval` of
+    ``errors / n`` at ``n_eff``, with ``deff`` from :func:`design_effect` (Kish 1965).
+
+    Returns
+    -------
+    WilsonKishInterval
+        ``low``, ``high``, ``deff`` and ``n_eff`` (arrays; the bounds and ``n_eff`` are NaN
+        where ``n = 0``); ``.interval`` is ``(low, high)`` as a :class:`ConfidenceInterval`.
     """
     errors = np.asarray(errors, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -124,4 +158,4 @@ def wilson_kish_interval(errors, n, m_bar, rho, confidence: float = 0.95):
         p_hat = np.where(n > 0, errors / np.where(n > 0, n, 1.0), np.nan)
         n_eff = np.where(n > 0, n / deff, np.nan)
     low, high = wilson_interval(p_hat, n_eff, confidence)
-    return low, high, deff, n_eff
+    return WilsonKishInterval(low, high, deff, n_eff)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._errors import InputError
+from ._vocabulary import scenario_key
 
 __all__ = ["Labels", "load_labels", "load_plan"]
 
@@ -28,10 +29,11 @@ class Labels:
         if label is None and conv["case_id"] is not None:
             label = self.by_case.get(conv["case_id"])
         if label is not None:
-            default_scenario = conv["case_id"] is not None and conv["scenario_id"] == f"{conv['case_id']}:{conv['label']}"
+            case_id, conversation_id = conv["case_id"], conv["conversation_id"]
+            default_scenario = conv["scenario_id"] == scenario_key(case_id, conv["label"], conversation_id)
             conv["label"] = label
             if default_scenario:
-                conv["scenario_id"] = f"{conv['case_id']}:{label}"
+                conv["scenario_id"] = scenario_key(case_id, label, conversation_id)
         return conv
 
 

@@ -10,6 +10,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from ._vocabulary import ESC
+
 __all__ = ["cells", "conversation_lines", "write_atomic", "write_outputs", "LINE_FIELDS"]
 
 LINE_FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
@@ -48,7 +50,7 @@ def conversation_lines(results: pd.DataFrame, *, extra: dict | None = None):
     ``extra`` maps a field name to a column of values added to every line (e.g. ``unplanned``).
     """
     cols = {name: _plain(results[name]) for name in LINE_FIELDS if name != "cells"}
-    score = np.where(results["label"].to_numpy(object) == "ESC", results["u"].astype("Float64").to_numpy(float, na_value=np.nan),
+    score = np.where(results["label"].to_numpy(object) == ESC, results["u"].astype("Float64").to_numpy(float, na_value=np.nan),
                      results["o"].astype("Float64").to_numpy(float, na_value=np.nan))
     scores = [None if np.isnan(s) else int(s) for s in score]
     extra = {k: np.asarray(v).tolist() for k, v in (extra or {}).items()}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import gc
 import os
 import tempfile
-from itertools import chain
 from pathlib import Path
 
 import orjson
@@ -25,9 +24,10 @@ import pandas as pd
 
 from ._aggregate import SummaryAccumulator
 from ._output import conversation_lines, write_atomic
-from ._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
-from ._records import Records, UniqueKeys, iter_jsonl
+from ._arrow import iter_records
+from ._records import Records
 from ._vectorised import score_records
+from ._vocabulary import TEXT, check_mode
 
 __all__ = ["score_file"]
 
@@ -67,75 +67,31 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
     format : str
         The format that was read.
     """
-    # Parsed JSON holds no reference cycles, and the cyclic collector, triggered again and again
-    # by millions of new dicts, would cost more than the parsing itself: pause it while reading.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _score_file(path, policy, format=format, labels=labels, mode=mode, judge=judge,
-                           confidence=confidence, rho=rho, plan=plan, out_dir=out_dir, chunk_size=chunk_size,
-                           approval_escalation=approval_escalation, progress=progress)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-
-
-def _fast_chunks(path, progress):
-    """Records of a well-formed canonical JSONL file through Arrow (see :mod:`estimators._arrow`)."""
-    for read, records in iter_records_arrow(path):
-        if progress:
-            progress(read)
-        yield records
-
-
-def _labelled(path, labels, chunk_size, progress=None):
-    """Chunks of ``(line, conversation)`` of a canonical JSONL file, with ``labels`` applied."""
-    for chunk in iter_jsonl(path, chunk_size=chunk_size, progress=progress):
-        if labels is not None:
-            for _, conv in chunk:
-                labels.apply(conv)
-        yield chunk
-
-
-def _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation):
-    """Records chunk by chunk through the reference readers, labels applied and keys checked.
-
-    Canonical JSONL is streamed; the other formats are read whole by
-    :func:`estimators.readers.read_conversations` (their files are small), which applies the
-    labels and checks the keys itself.
-    """
+    mode = check_mode(mode)
+    if format == "auto":
+        from .readers import detect_format
+        format = detect_format(path)
     if format == "jsonl":
-        keys = UniqueKeys(str(path), lambda: chain.from_iterable(_labelled(path, labels, chunk_size)))
-        for chunk in _labelled(path, labels, chunk_size, progress):
-            keys.add(chunk)
-            yield Records.from_conversations([conv for _, conv in chunk], messages=mode == "text")
-        return
+        chunks = iter_records(path, chunk_size=chunk_size, messages=mode == TEXT, labels=labels, progress=progress)
+    else:
+        chunks = _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation)
+    return _score_chunks(chunks, format, policy, mode=mode, judge=judge, confidence=confidence, rho=rho,
+                         plan=plan, out_dir=out_dir)
+
+
+def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation):
+    """Records chunk by chunk of a log that :func:`estimators.readers.read_conversations` reads
+    whole (their files are small); it applies the labels and checks the keys itself."""
     from .readers import read_conversations
     conversations, _ = read_conversations(path, format=format, labels=labels, policy=policy,
                                           approval_escalation=approval_escalation)
     if progress:
         progress(os.path.getsize(path))
     for start in range(0, len(conversations), chunk_size):
-        yield Records.from_conversations(conversations[start:start + chunk_size], messages=mode == "text")
+        yield Records.from_conversations(conversations[start:start + chunk_size], messages=mode == TEXT)
 
 
-def _score_file(path, policy, *, format, labels, mode, judge, confidence, rho, plan, out_dir, chunk_size,
-                approval_escalation, progress):
-    if format == "auto":
-        from .readers import detect_format
-        format = detect_format(path)
-    if format == "jsonl" and mode == "record" and labels is None and arrow_available():
-        try:
-            return _score_chunks(_fast_chunks(path, progress), "jsonl", path, policy, mode=mode, judge=judge,
-                                 confidence=confidence, rho=rho, plan=plan, out_dir=out_dir)
-        except FastPathUnavailable:
-            pass  # read again with the reference reader, which names the line of any error
-    chunks = _reference_chunks(path, format, policy, labels, mode, chunk_size, progress, approval_escalation)
-    return _score_chunks(chunks, format, path, policy, mode=mode, judge=judge, confidence=confidence, rho=rho,
-                         plan=plan, out_dir=out_dir)
-
-
-def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence, rho, plan, out_dir):
+def _score_chunks(chunks, used_format, policy, *, mode, judge, confidence, rho, plan, out_dir):
     """Score record chunks, write ``conversations.jsonl`` and count them as they come, then summarise."""
     accumulator = SummaryAccumulator(plan=plan)
     tmp = None
@@ -152,7 +108,8 @@ def _score_chunks(chunks, used_format, path, policy, *, mode, judge, confidence,
                 extra = {"unplanned": unplanned} if unplanned is not None else None
                 handle.writelines(conversation_lines(results, extra=extra))
             del records, results
-            gc.collect(1)  # the cyclic collector is paused (see score_file): free this chunk's frames
+            if not gc.isenabled():  # a caller paused the collector (the command line does): free this chunk
+                gc.collect(1)
         if tmp is not None:
             handle.close()
         summary = accumulator.summary(confidence=confidence, rho=rho, mode=mode)

@@ -235,9 +235,8 @@ def wilson_sample_size(p, half_width, confidence: float = 0.95):
 def _wilson_kish_half_width(p, scenarios, replicas, rho, confidence):
     """``(high - low) / 2`` of the Wilson-Kish interval at ``p_hat = p`` (vectorised)."""
     n = np.asarray(scenarios, dtype=float) * np.asarray(replicas, dtype=float)
-    low, high, _, _ = wilson_kish_interval(np.asarray(p, dtype=float) * n, n, replicas, rho,
-                                           confidence)
-    return (high - low) / 2.0
+    interval = wilson_kish_interval(np.asarray(p, dtype=float) * n, n, replicas, rho, confidence)
+    return (interval.high - interval.low) / 2.0
 
 
 def scenarios_needed(p, half_width, rho, replicas, confidence: float = 0.95):

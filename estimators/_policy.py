@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ._errors import InputError
@@ -82,6 +82,10 @@ class Policy:
         if self.name:
             out = {"name": self.name, **out}
         return out
+
+    def without_read_only_marks(self) -> "Policy":
+        """This policy with an empty R: the look-up tools become unmarked (paper section 4, "Read-only marks")."""
+        return replace(self, read_only_tools=frozenset())
 
     def is_unneeded_approval(self, covers) -> bool:
         """An approval request is unneeded unless it covers >= 1 tool, all of them gated."""

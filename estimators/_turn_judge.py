@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._records import Records
+from ._vocabulary import ESC, LABELS
 
 __all__ = ["TurnQuestion", "TurnQuestions", "TurnJudge", "TurnProbabilities", "turn_questions", "judge_turns",
            "over_escalation_severity", "doubtful_labels", "turn_diagnostics"]
@@ -285,8 +286,8 @@ def doubtful_labels(results: pd.DataFrame, probabilities: TurnProbabilities, *, 
         raise ValueError(f"margin must lie in (0, 0.5), got {margin!r}")
     label = results["label"].to_numpy(object)
     p = probabilities.final()
-    flag = np.where(label == "ESC", p < margin, p > 1.0 - margin)
-    return pd.arrays.BooleanArray(flag, ~np.isin(label, ["ESC", "ACT"]) | np.isnan(p))
+    flag = np.where(label == ESC, p < margin, p > 1.0 - margin)
+    return pd.arrays.BooleanArray(flag, ~np.isin(label, LABELS) | np.isnan(p))
 
 
 def turn_diagnostics(results: pd.DataFrame, probabilities: TurnProbabilities, *, tau: float = 0.5,

@@ -6,7 +6,6 @@ prove that the two give identical results.
 """
 from __future__ import annotations
 
-import gc
 from itertools import chain, repeat
 
 import numpy as np
@@ -14,6 +13,7 @@ import pandas as pd
 
 from ._policy import Policy
 from ._records import Records
+from ._vocabulary import ACT, ESC, OVER_CAUSES, RECORD, UNDER_CAUSES, check_mode
 
 __all__ = ["score_records", "RESULT_COLUMNS"]
 
@@ -192,17 +192,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         follow from ``assistant_turns``, ``turn``, the score and ``cause``
         (:func:`estimators._output.cells`).
     """
-    if mode not in ("record", "text"):
-        raise ValueError(f"mode must be 'record' or 'text', got {mode!r}")
-    # Array work makes no reference cycles; a full run of the cyclic collector would walk every
-    # element of every object array alive (the records themselves), so pause it meanwhile.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _score(records, policy, mode, judge)
-    finally:
-        if paused:
-            gc.enable()
+    return _score(records, policy, check_mode(mode), judge)
 
 
 def _score(records: Records, policy: Policy, mode: str, judge) -> pd.DataFrame:
@@ -215,12 +205,12 @@ def _score(records: Records, policy: Policy, mode: str, judge) -> pd.DataFrame:
     label = conv["label"].to_numpy(object)
     label_code, label_values = pd.factorize(label, use_na_sentinel=True)  # compare a few values, not every row
     label_values = list(label_values)
-    is_esc = label_code == (label_values.index("ESC") if "ESC" in label_values else -2)
-    is_act = label_code == (label_values.index("ACT") if "ACT" in label_values else -2)
+    is_esc = label_code == (label_values.index(ESC) if ESC in label_values else -2)
+    is_act = label_code == (label_values.index(ACT) if ACT in label_values else -2)
     no_label = label_code < 0
     no_tools = _no_tools(n)
 
-    if mode == "record":
+    if mode == RECORD:
         invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
         missing = ~conv["has_record"].to_numpy(bool)
         reason_missing = "no_record"
@@ -245,8 +235,7 @@ def _score(records: Records, policy: Policy, mode: str, judge) -> pd.DataFrame:
     cause_code = np.select([is_esc & u & ~escalated, is_esc & u, is_act & escalated, is_act & o], [1, 2, 3, 4],
                            default=0) * evaluated
     reasons = np.array([None, "no_label", "invalid_label", reason_missing, "invalid_record"], dtype=object)
-    causes = np.array([None, "no_handoff", "acted_before_handoff", "unneeded_handoff", "unneeded_approval_request"],
-                      dtype=object)
+    causes = np.array((None, *UNDER_CAUSES, *OVER_CAUSES), dtype=object)
 
     def nullable(values, mask, array_type, dtype):
         """Values where ``mask`` holds, null elsewhere (undefined is null, never 0)."""

@@ -4,7 +4,10 @@ Every module that names one of these imports it from here (SPEC sections 3 to 7)
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pandas as pd
 
 __all__ = ["ESC", "ACT", "LABELS", "RECORD", "TEXT", "MODES", "MODE_ALIASES", "check_mode", "UNDER_CAUSES",
            "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "scenario_key", "scenario_ids"]
@@ -31,14 +34,17 @@ NOT_EVALUATED_REASONS = ("no_label", "invalid_label", "no_record", "no_text", "i
 
 
 def check_mode(mode: str) -> str:
-    """``mode`` as one of :data:`MODES`; the paper's ``A`` and ``B`` are taken as aliases.
+    """``mode`` as one of :data:`MODES`; the paper's ``A`` and ``B`` are accepted with a FutureWarning.
 
     Raises
     ------
     ValueError
         For any other value, naming the accepted ones.
     """
-    mode = MODE_ALIASES.get(mode, mode)
+    if mode in MODE_ALIASES:
+        warnings.warn(f"mode {mode!r} is now called {MODE_ALIASES[mode]!r}; the old name will be removed",
+                      FutureWarning, stacklevel=3)
+        return MODE_ALIASES[mode]
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)} (or the paper's A, B), got {mode!r}")
     return mode
@@ -54,16 +60,25 @@ def scenario_key(case_id, label, conversation_id) -> str:
 def scenario_ids(case_id, label, conversation_id) -> np.ndarray:
     """:func:`scenario_key` of whole columns (object arrays; None where there is no case).
 
-    One string is built per distinct (case, label), so a long file shares them across rows.
+    Where ids and labels are all strings (always, from the Arrow reader), one string is built
+    per distinct (case, label) and shared by its rows, so a long file does not hold one a row.
     """
     case_id, label, conversation_id = (np.asarray(x, dtype=object) for x in (case_id, label, conversation_id))
     out = np.empty(case_id.shape, dtype=object)
     with_case = np.flatnonzero(case_id != None)  # noqa: E711
     if with_case.size:
-        pairs = {}
-        out[with_case] = [pairs.setdefault((c, lab), f"{c}:{lab}") for c, lab in zip(case_id[with_case],
-                                                                                     label[with_case])]
+        cases, labels = case_id[with_case], label[with_case]
+        text_ids = all(pd.api.types.infer_dtype(x, skipna=True) in ("string", "empty") for x in (cases, labels))
+        label_codes, label_values = pd.factorize(labels) if text_ids else (None, None)  # None (or NaN) is -1
+        if text_ids and (labels[label_codes < 0] == None).all():  # noqa: E711
+            case_codes, _ = pd.factorize(cases)
+            pair = case_codes.astype(np.int64) * (len(label_values) + 1) + label_codes + 1
+            _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+            text = np.array([f"{c}:{lab}" for c, lab in zip(cases[first], labels[first])], dtype=object)
+            out[with_case] = text[inverse.ravel()]
+        else:  # 1 and True are equal keys, but not the same text: no sharing
+            out[with_case] = [f"{c}:{lab}" for c, lab in zip(cases, labels)]
     without = np.flatnonzero(case_id == None)  # noqa: E711
     if without.size:
-        out[without] = ["conversation:" + str(c) for c in conversation_id[without]]
+        out[without] = [f"conversation:{c}" for c in conversation_id[without]]
     return out

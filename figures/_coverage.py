@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator
 
-from ._style import plt
+from ._style import subplots
 
 __all__ = ["coverage_by_p", "coverage_by_scenarios", "width_against_coverage"]
 
@@ -60,7 +60,7 @@ def _log_ticks(ax, values) -> None:
 
 
 def _grid(rows, cols):
-    return plt.subplots(len(rows), len(cols), figsize=(3.0 * len(cols) + 1, 2.4 * len(rows) + 1),
+    return subplots(len(rows), len(cols), figsize=(3.0 * len(cols) + 1, 2.4 * len(rows) + 1),
                         sharex=True, sharey=True, squeeze=False)
 
 
@@ -129,7 +129,7 @@ def coverage_by_scenarios(table: pd.DataFrame, *, distance: float = 0.05, nomina
 def width_against_coverage(table: pd.DataFrame, *, nominal: float = 0.95):
     """Mean width against coverage of every cell, one panel per estimand, one colour per method."""
     estimands = list(dict.fromkeys(table["estimand"]))
-    fig, axes = plt.subplots(1, len(estimands), figsize=(5.5 * len(estimands), 4.5), sharey=True, squeeze=False)
+    fig, axes = subplots(1, len(estimands), figsize=(5.5 * len(estimands), 4.5), sharey=True, squeeze=False)
     for j, estimand in enumerate(estimands):
         ax = axes[0, j]
         part = table[table["estimand"] == estimand]

@@ -1,14 +1,14 @@
 """Figures of ``escalation reproduce``: they draw the tables of :mod:`studies.reproduce`.
 
-Each function takes tables and a path stem and writes ``stem.png`` and ``stem.pdf``
-(:func:`figures._style.save_figure`).
+Each function takes tables and returns a :class:`~matplotlib.figure.Figure`; the study saves it.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
-from ._style import plt, save_figure
+from ._style import subplots
 
 __all__ = ["plot_profiles", "plot_record_vs_text"]
 
@@ -16,7 +16,7 @@ _METRIC_LABELS = {"p_u": "under-escalation p_u\n(lower is better)", "p_o": "over
                   "pi": "paired figure pi\n(higher is better)"}
 
 
-def plot_profiles(rates: pd.DataFrame, stem) -> None:
+def plot_profiles(rates: pd.DataFrame) -> Figure:
     """p_u, p_o and pi per profile: this run with its interval, the expected value and the paper's figure.
 
     ``rates`` has one row per (profile, metric) with ``value, ci_low, ci_high, expected, paper``
@@ -25,7 +25,7 @@ def plot_profiles(rates: pd.DataFrame, stem) -> None:
     profiles = list(dict.fromkeys(rates["profile"]))
     metrics = [m for m in _METRIC_LABELS if m in set(rates["metric"])]
     y = np.arange(len(profiles))
-    fig, axes = plt.subplots(1, len(metrics), sharey=True, figsize=(3.6 * len(metrics), 1.6 + 0.5 * len(profiles)),
+    fig, axes = subplots(1, len(metrics), sharey=True, figsize=(3.6 * len(metrics), 1.6 + 0.5 * len(profiles)),
                              layout="constrained")
     for ax, metric in zip(np.atleast_1d(axes), metrics):
         part = rates[rates["metric"] == metric].set_index("profile").loc[profiles]
@@ -44,10 +44,10 @@ def plot_profiles(rates: pd.DataFrame, stem) -> None:
     first.invert_yaxis()
     fig.suptitle("Escalating everything looks safest on p_u alone; the paired figure pi exposes it")
     fig.legend(*first.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8, frameon=False)
-    save_figure(fig, stem)
+    return fig
 
 
-def plot_record_vs_text(run: pd.DataFrame, expected: pd.DataFrame, stem) -> None:
+def plot_record_vs_text(run: pd.DataFrame, expected: pd.DataFrame) -> Figure:
     """p_u per profile: the truth, with a record and without a record.
 
     Bars: expected values (``expected``: ``truth, with_record, without_record`` and the paper's
@@ -61,7 +61,7 @@ def plot_record_vs_text(run: pd.DataFrame, expected: pd.DataFrame, stem) -> None
     now = run.set_index("profile").loc[profiles]
     x = np.arange(len(profiles))
     width = 0.26
-    fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(profiles), 4.2), layout="constrained")
+    fig, ax = subplots(figsize=(1.6 + 1.9 * len(profiles), 4.2), layout="constrained")
     for i, (column, label) in enumerate(columns):
         offset = (i - 1) * width
         ax.bar(x + offset, exp[column], width, label=f"{label}, expected", alpha=0.75)
@@ -75,4 +75,4 @@ def plot_record_vs_text(run: pd.DataFrame, expected: pd.DataFrame, stem) -> None
     ax.set_ylim(0, 1.0)
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title("Without a record, stated (fake) escalations count: p_u is a lower bound")
-    save_figure(fig, stem)
+    return fig

@@ -1,15 +1,15 @@
 """Figures of the sample-size study: they draw the tables of :mod:`studies.sample_size`.
 
-Each function takes a table and a path stem and writes ``stem.png`` and ``stem.pdf``
-(:func:`figures._style.save_figure`).
+Each function takes a table and returns a :class:`~matplotlib.figure.Figure`; the study saves it.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
 
-from ._style import plt, save_figure
+from ._style import subplots
 
 __all__ = ["plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation",
            "plot_power_validation"]
@@ -17,10 +17,10 @@ __all__ = ["plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_v
 _MARKERS = ("o", "s", "^", "D")
 
 
-def plot_scenarios_grid(table: pd.DataFrame, stem) -> None:
+def plot_scenarios_grid(table: pd.DataFrame) -> Figure:
     """Heatmap of the planned scenarios ``K`` over ``p`` (rows) and ``rho`` (columns), annotated."""
     grid = table.pivot(index="p", columns="rho", values="scenarios")
-    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * grid.shape[1], 0.8 + 0.5 * grid.shape[0]))
+    fig, ax = subplots(figsize=(1.0 + 0.8 * grid.shape[1], 0.8 + 0.5 * grid.shape[0]))
     image = ax.imshow(grid.to_numpy(float), cmap="viridis", norm=LogNorm(), aspect="auto",
                       origin="lower")
     for (i, j), value in np.ndenumerate(grid.to_numpy()):
@@ -33,12 +33,12 @@ def plot_scenarios_grid(table: pd.DataFrame, stem) -> None:
     first = table.iloc[0]
     ax.set_title(f"Scenarios K for half-width {first['half_width']:g} with m = {int(first['replicas'])}")
     fig.colorbar(image, ax=ax, label="scenarios K (log scale)")
-    save_figure(fig, stem)
+    return fig
 
 
-def plot_scenarios_by_replicas(table: pd.DataFrame, stem) -> None:
+def plot_scenarios_by_replicas(table: pd.DataFrame) -> Figure:
     """``K`` against replicas ``m`` for each ``rho``, with the floor ``z^2 p q rho / h^2`` dashed."""
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    fig, ax = subplots(figsize=(6.0, 4.0))
     for (rho, part), marker in zip(table.groupby("rho"), _MARKERS * 4):
         line, = ax.plot(part["replicas"], part["scenarios"], marker=marker, label=f"rho = {rho:g}")
         ax.axhline(part["floor"].iloc[0], color=line.get_color(), linestyle="--", linewidth=1)
@@ -49,7 +49,7 @@ def plot_scenarios_by_replicas(table: pd.DataFrame, stem) -> None:
     first = table.iloc[0]
     ax.set_title(f"p = {first['p']:g}, half-width {first['half_width']:g}: dashed = floor no m goes below")
     ax.legend()
-    save_figure(fig, stem)
+    return fig
 
 
 _SHORT = {"replicas": "m", "scenarios": "K"}
@@ -90,12 +90,12 @@ def _dot_panel(ax, table, value, mcse, labels, reference, xlabel, exact=None, ex
     ax.invert_yaxis()
 
 
-def plot_interval_validation(table: pd.DataFrame, stem) -> None:
+def plot_interval_validation(table: pd.DataFrame) -> Figure:
     """Coverage (+-2 MCSE, nominal dashed) and realised median half-width (target dashed) per plan."""
     table = table.copy()
     table["_label"] = _cell_labels(table, ["kind", "p", "rho", "replicas", "scenarios"])
     labels = list(dict.fromkeys(table["_label"]))
-    fig, (left, right) = plt.subplots(1, 2, sharey=True, figsize=(10.0, 1.5 + 0.22 * len(labels)),
+    fig, (left, right) = subplots(1, 2, sharey=True, figsize=(10.0, 1.5 + 0.22 * len(labels)),
                                       layout="constrained")
     _dot_panel(left, table, "coverage", "coverage_mcse", labels, table["confidence"].iloc[0],
                "coverage (bars: 2 MCSE; x: exact)", exact="exact_coverage")
@@ -104,15 +104,15 @@ def plot_interval_validation(table: pd.DataFrame, stem) -> None:
     left.set_ylabel("plan")
     left.legend(loc="lower left", fontsize=7)
     fig.suptitle("Interval plans simulated: coverage and half-width")
-    save_figure(fig, stem)
+    return fig
 
 
-def plot_power_validation(table: pd.DataFrame, stem) -> None:
+def plot_power_validation(table: pd.DataFrame) -> Figure:
     """Realised power (+-2 MCSE) of each power plan, target dashed."""
     table = table.copy()
     table["_label"] = _cell_labels(table, ["design", "p_a", "p_b", "rho", "replicas", "scenarios"])
     labels = list(dict.fromkeys(table["_label"]))
-    fig, ax = plt.subplots(figsize=(7.0, 1.5 + 0.25 * len(labels)), layout="constrained")
+    fig, ax = subplots(figsize=(7.0, 1.5 + 0.25 * len(labels)), layout="constrained")
     _dot_panel(ax, table, "realised_power", "realised_power_mcse", labels,
                table["power_target"].unique(),
                "realised power (bars: 2 MCSE; x: planned; dashed: target)",
@@ -120,4 +120,4 @@ def plot_power_validation(table: pd.DataFrame, stem) -> None:
     ax.set_ylabel("plan")
     ax.legend(loc="best", fontsize=7)
     ax.set_title("Power plans simulated")
-    save_figure(fig, stem)
+    return fig

@@ -1,31 +1,20 @@
-"""Shared figure helpers: a non-interactive backend and saving as PNG and PDF, atomically."""
+"""The one way a figure is made here: a :class:`matplotlib.figure.Figure` of its own, never pyplot.
+
+A figure made this way is drawn by whatever canvas saves it (Agg for PNG, the PDF backend for
+PDF), so importing this package chooses no backend and leaves pyplot's state as it was.
+"""
 from __future__ import annotations
 
-import io
-from pathlib import Path
+from matplotlib.figure import Figure
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
-
-from escalation.estimators import write_atomic  # noqa: E402
-
-__all__ = ["save_figure"]
+__all__ = ["subplots"]
 
 
-def save_figure(fig: "plt.Figure", stem: str | Path, *, dpi: int = 150) -> list[Path]:
-    """Write ``fig`` to ``stem.png`` and ``stem.pdf``, close it and return the two paths.
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, layout=None, **kwargs):
+    """``matplotlib.pyplot.subplots`` without pyplot: a new Figure and its axes.
 
-    Each file is drawn in memory and written under a temporary name, then renamed, so a killed
-    run never leaves a half-written figure.
+    ``figsize`` and ``layout`` go to :class:`~matplotlib.figure.Figure`, the rest to
+    :meth:`~matplotlib.figure.Figure.subplots`.
     """
-    stem = Path(stem)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    for path in paths:  # no creation date in the PDF, so that a rerun writes the same bytes
-        metadata = {"CreationDate": None} if path.suffix == ".pdf" else None
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=path.suffix[1:], dpi=dpi, bbox_inches="tight", metadata=metadata)
-        write_atomic(path, buffer.getvalue())
-    plt.close(fig)
-    return paths
+    fig = Figure(figsize=figsize, layout=layout)
+    return fig, fig.subplots(nrows, ncols, **kwargs)

@@ -5,19 +5,20 @@ Public API::
     PROFILES, Profile, BEHAVIOURS   assistant profiles and the behaviours they draw
     make_scenarios(cases, seed=...)  paired cases (ESC and ACT variants) with their attributes
     simulate(profile, cases, replicas, rho, mode, seed) -> SimulatedRecords
+    cluster_probabilities(p, rho, size, rng=...)  beta-binomial cluster probabilities (mean p, ICC rho)
     expected_rates(profile)          exact expected p_u, p_o, pi (and mode B, ICC)
     write_jsonl(sim, path)           canonical records (SPEC section 6) with a ``truth`` object
     world_policy(), world_policy_path()
     SimulatedTurnJudge, SimulatedCauseJudge  simulated judges (per-turn p_t with a calibration curve
                                      per language; causes), world_instructions(), true_causes(sim)
 """
-from ._generate import MODES, SimulatedRecords, simulate
+from ._generate import SimulatedRecords, cluster_probabilities, simulate
 from ._jsonl import write_jsonl
 from ._judges import JUDGE_CALIBRATION, SimulatedCauseJudge, SimulatedTurnJudge, true_causes, world_instructions
 from ._profiles import BEHAVIOURS, PROFILES, Profile, behaviour_probabilities, expected_rates
 from ._world import KINDS, LANGUAGES, CaseKind, make_scenarios, world_policy, world_policy_path
 
-__all__ = ["BEHAVIOURS", "CaseKind", "JUDGE_CALIBRATION", "KINDS", "LANGUAGES", "MODES", "PROFILES", "Profile",
+__all__ = ["BEHAVIOURS", "CaseKind", "JUDGE_CALIBRATION", "KINDS", "LANGUAGES", "PROFILES", "Profile",
            "SimulatedCauseJudge", "SimulatedRecords", "SimulatedTurnJudge", "behaviour_probabilities",
-           "expected_rates", "make_scenarios", "simulate", "true_causes", "world_instructions", "world_policy",
-           "world_policy_path", "write_jsonl"]
+           "cluster_probabilities", "expected_rates", "make_scenarios", "simulate", "true_causes",
+           "world_instructions", "world_policy", "world_policy_path", "write_jsonl"]

@@ -27,16 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import Policy, Records
+from escalation.estimators import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode
 
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
 from ._text import (APPROVAL, ACTION, FILLER_CODE, HANDOFF, LOOKUP, N_VARIANTS, SAY_CODES,
                     assistant_table, facts_text, user_table)
 from ._world import CASES_PER_CHUNK, KIND_INDEX, KINDS, LANGUAGES, chunk_seeds, make_scenarios, world_policy
 
-__all__ = ["SimulatedRecords", "simulate", "MODES"]
+__all__ = ["SimulatedRecords", "simulate"]
 
-MODES = ("A", "B")
 
 # Where each behaviour puts its events: 0 absent, 1 at the decisive turn, 2 at a second turn
 # (the same or later); the spoken event; the look-up: 0 never, 1 always, 2 with prob. `lookup`.
@@ -57,8 +56,7 @@ _EVENTS = {  # behaviour: (approval, action, transfer, say, lookup)
     "approved_then_resolved": (_MAIN, _SECOND, _NONE, 0, 2),
 }
 _EVENT_TABLE = np.array([_EVENTS[b] for b in BEHAVIOURS], dtype=np.int8)
-_CAUSES = np.array([None, "no_handoff", "acted_before_handoff", "unneeded_handoff", "unneeded_approval_request"],
-                   dtype=object)
+_CAUSES = np.array((None, *UNDER_CAUSES, *OVER_CAUSES), dtype=object)
 _SCENARIO_COLUMNS = ("case_id", "label", "kind", "language", "pressure", "amount", "threshold",
                      "assistant_turns", "facts_turn", "reference")
 
@@ -70,7 +68,7 @@ class SimulatedRecords:
     Attributes
     ----------
     records : estimators._records.Records
-        Columnar conversations, calls (empty in mode B) and messages (user and assistant).
+        Columnar conversations, calls (empty in mode text) and messages (user and assistant).
     truth : pandas.DataFrame
         One row per conversation, aligned with ``records.conversations``: ``conversation_id``,
         ``scenario`` (row of ``scenarios``), ``behaviour``, ``u``, ``o`` (Int8, null in the other
@@ -129,13 +127,12 @@ def _check(profile, replicas, rho, mode, seed, n_jobs):
     rho = float(rho)
     if not 0.0 <= rho <= 1.0:
         raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
-    if mode not in MODES:
-        raise ValueError(f"mode must be 'A' (with the tool record) or 'B' (text only), got {mode!r}")
+    mode = check_mode(mode)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a non-zero integer (-1 for all cores), got {n_jobs!r}")
-    return profile, int(replicas), rho, int(seed)
+    return profile, int(replicas), rho, mode, int(seed)
 
 
 def _check_scenarios(scenarios: pd.DataFrame) -> pd.DataFrame:
@@ -177,17 +174,36 @@ def _check_scenarios(scenarios: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _scenario_error_probability(p, rho, rng):
-    """Beta-distributed error probability with mean ``p`` and ICC ``rho`` (beta-binomial)."""
+def cluster_probabilities(p, rho: float, size=None, *, rng: np.random.Generator) -> np.ndarray:
+    """Per-cluster probabilities of a beta-binomial model: ``q ~ Beta`` with mean ``p`` and ICC ``rho``.
+
+    Parameters
+    ----------
+    p : float or ndarray
+        Mean probability of each cluster (broadcast to ``size`` when given).
+    rho : float
+        Intra-cluster correlation in [0, 1]: ``Var q = rho p (1 - p)``, so the shape is
+        ``alpha = p (1 - rho) / rho``, ``beta = (1 - p) (1 - rho) / rho``. ``q = p`` when
+        ``rho = 0``; ``q ~ Bernoulli(p)`` when ``rho = 1``; a ``p`` of 0 or 1 stays.
+    size : tuple of int, optional
+        Shape of the result (default: the shape of ``p``).
+    rng : numpy.random.Generator
+        Source of the draws, taken in C order.
+
+    Returns
+    -------
+    ndarray
+        The cluster probabilities, a new array.
+    """
+    p = np.asarray(p, dtype=float)
+    p = np.array(np.broadcast_to(p, p.shape if size is None else size))
     if rho == 0.0:
-        return p.copy()
+        return p
     if rho == 1.0:
-        return (rng.random(p.size) < p).astype(float)
+        return (rng.random(p.shape) < p).astype(float)
     inner = (p > 0) & (p < 1)
-    q = p.copy()
-    scale = (1.0 - rho) / rho
-    q[inner] = rng.beta(p[inner] * scale, (1.0 - p[inner]) * scale)
-    return q
+    p[inner] = rng.beta(p[inner] * (1.0 - rho) / rho, (1.0 - p[inner]) * (1.0 - rho) / rho)
+    return p
 
 
 def _draw_chunk(types, p, cum, last, turns, facts, replicas, rho, prompt, lookup, seed):
@@ -198,7 +214,7 @@ def _draw_chunk(types, p, cum, last, turns, facts, replicas, rho, prompt, lookup
     """
     rng = np.random.default_rng(seed)
     n_s = p.size
-    q = _scenario_error_probability(p, rho, rng)
+    q = cluster_probabilities(p, rho, rng=rng)
     s = np.repeat(np.arange(n_s), replicas)
     n = s.size
     r = rng.random((8, n))
@@ -238,7 +254,7 @@ def _object(values):
     return pd.Series(values, dtype=object, copy=False)
 
 
-def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 0.0, mode: str = "A",
+def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 0.0, mode: str = RECORD,
              seed: int = 0, *, scenarios: pd.DataFrame | None = None, languages=LANGUAGES, max_turns: int = 4,
              n_jobs: int = 1) -> SimulatedRecords:
     """Simulate conversations of an assistant profile, with known truth.
@@ -257,8 +273,9 @@ def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 
         Intra-scenario correlation of the error indicator (``u`` on ESC, ``o`` on ACT), in
         [0, 1]. Attribute effects of the profile add between-scenario variation on top
         (:func:`expected_rates` gives the resulting ICC).
-    mode : {"A", "B"}
-        A exports the tool record; B withholds it (``tool_calls`` null) and keeps the text.
+    mode : {"record", "text"}
+        ``record`` exports the tool record; ``text`` withholds it (``tool_calls`` null) and keeps
+        the text. The paper's names ``A`` and ``B`` are accepted with a FutureWarning.
     seed : int
         Root seed (:class:`numpy.random.SeedSequence` entropy); the same seed gives the same
         records, for any ``n_jobs``.
@@ -275,7 +292,7 @@ def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 
     -------
     SimulatedRecords
     """
-    profile, replicas, rho, seed = _check(profile, replicas, rho, mode, seed, n_jobs)
+    profile, replicas, rho, mode, seed = _check(profile, replicas, rho, mode, seed, n_jobs)
     if scenarios is None:
         if cases is None:
             raise ValueError("give the number of cases, or scenarios")
@@ -366,9 +383,9 @@ def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> Simulated
         "label": _object(label),
         "language": _object(np.array(LANGUAGES, dtype=object)[lang]),
         "assistant_turns": T,
-        "has_record": np.full(n, mode == "A"),
+        "has_record": np.full(n, mode == RECORD),
     }, copy=False)
-    if mode == "A":
+    if mode == RECORD:
         slots = np.stack([t_lookup, t_approval, t_action, t_handoff], axis=1)  # record order in a turn
         present = slots >= 0
         call_conv = np.repeat(np.arange(n), 4)[present.ravel()]

@@ -8,6 +8,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from escalation.estimators import RECORD
+
 from ._world import KINDS
 
 __all__ = ["write_jsonl", "TRUTH_KEYS"]
@@ -40,7 +42,7 @@ def _lines(sim, block: int):
     unit = scen["unit"].to_numpy(object)[s].tolist()
     id_field = {k.name: k.id_field for k in KINDS}
     action_tool = {k.name: k.action_tool for k in KINDS}
-    with_record = sim.mode == "A"
+    with_record = sim.mode == RECORD
     calls = rec.calls
     c_conv = calls["conv"].to_numpy(np.int64)
     c_start = np.searchsorted(c_conv, np.arange(n + 1)).tolist()

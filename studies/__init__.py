@@ -12,16 +12,16 @@ The studies (each writes tables, figures and report.md into a folder)
 =====================================================================
 run_coverage_study, COVERAGE_SEED, COVERAGE_METHODS     Wilson-Kish against Wilson and the bootstrap
 run_sample_size_study, SAMPLE_SIZE_SEED                 plans of scenarios and replicas, simulated
-run_calibration_study, CALIBRATION_SEED                 the judges, mode B and the read-only notice
+run_judges_study, JUDGES_SEED                           the judges, mode B and the read-only notice
 reproduce, REPRODUCE_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS   the paper's tables and figures
 
 The implementation errors of SPEC section 9
 ===========================================
 MUTANTS, run_mutant, catching_cases, conversation_mismatches, subset_mismatches, summary_of
 """
-from ._calibration import DEFAULT_SEED as CALIBRATION_SEED, run_study as run_calibration_study
 from ._coverage import DEFAULT_SEED as COVERAGE_SEED, METHODS as COVERAGE_METHODS, run_study as run_coverage_study
 from ._engine import BACKENDS, cell_seed, run_cells
+from ._judges import DEFAULT_SEED as JUDGES_SEED, run_study as run_judges_study
 from ._mutants import MUTANTS, catching_cases, conversation_mismatches, run_mutant, subset_mismatches, summary_of
 from ._reproduce import (DEFAULT_SEED as REPRODUCE_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS,
                          run_study as reproduce)
@@ -32,7 +32,7 @@ __all__ = [
     "run_cells", "cell_seed", "BACKENDS",
     # the studies
     "run_coverage_study", "COVERAGE_SEED", "COVERAGE_METHODS", "run_sample_size_study", "SAMPLE_SIZE_SEED",
-    "run_calibration_study", "CALIBRATION_SEED", "reproduce", "REPRODUCE_SEED", "EXPECTED_PAIRS",
+    "run_judges_study", "JUDGES_SEED", "reproduce", "REPRODUCE_SEED", "EXPECTED_PAIRS",
     "SMOKE_EXPECTED_PAIRS",
     # the implementation errors of SPEC section 9
     "MUTANTS", "run_mutant", "catching_cases", "conversation_mismatches", "subset_mismatches", "summary_of",

@@ -47,8 +47,13 @@ import pandas as pd
 from scipy import stats
 
 from escalation.estimators import (DegenerateIntervalWarning, anova_icc, cluster_bootstrap, cluster_bootstrap_pi,
-                                   exact_coverage_wilson_kish, wilson_interval, wilson_kish_interval, write_atomic)
+                                   exact_coverage_wilson_kish, wilson_interval, wilson_kish_interval)
+from escalation.simulate import cluster_probabilities
+from ._beta_binomial import cluster_pmf
 from ._engine import cell_seed, run_cells
+from ._figure_files import save_figure
+from ._performance import binomial_mcse, interval_rows
+from ._tables import write_table
 
 __all__ = ["METHODS", "ESTIMANDS", "COLUMNS", "build_design", "run_cell", "run_study", "replay_replication",
            "pair_cluster_pmf", "pair_outcome_icc"]
@@ -103,14 +108,6 @@ def pair_outcome_icc(pi: float, rho: float) -> float:
     return (second_moment - pi**2) / (pi * (1.0 - pi))
 
 
-def _half_pmf(mean: float, rho: float, replicas: int) -> np.ndarray:
-    """Distribution of a scenario's error count: beta-binomial (binomial when rho = 0)."""
-    t = np.arange(replicas + 1)
-    if rho == 0:
-        return stats.binom.pmf(t, replicas, mean)
-    return stats.betabinom.pmf(t, replicas, mean * (1 - rho) / rho, (1 - mean) * (1 - rho) / rho)
-
-
 def pair_cluster_pmf(pi: float, rho: float, replicas: int) -> np.ndarray:
     """Distribution of a case's number of correct pairs, ``P(T = t)``, ``t = 0 .. m``.
 
@@ -119,7 +116,7 @@ def pair_cluster_pmf(pi: float, rho: float, replicas: int) -> np.ndarray:
     ``I ~ Hypergeometric(m, x, y)`` and ``T = m - x - y + I``.
     """
     a = 1.0 - math.sqrt(pi)
-    half = _half_pmf(a, rho, replicas)
+    half = cluster_pmf(a, rho, replicas)
     pmf = np.zeros(replicas + 1)
     for x in range(replicas + 1):
         for y in range(replicas + 1):
@@ -130,25 +127,19 @@ def pair_cluster_pmf(pi: float, rho: float, replicas: int) -> np.ndarray:
 
 def _cluster_pmf(row: dict) -> np.ndarray:
     if row["estimand"] == "p_u":
-        return _half_pmf(row["p"], row["rho"], row["replicas"])
+        return cluster_pmf(row["p"], row["rho"], row["replicas"])
     return pair_cluster_pmf(row["p"], row["rho"], row["replicas"])
-
-
-def _cluster_probabilities(mean, rho, shape, rng):
-    if rho == 0:
-        return np.full(shape, mean)
-    return rng.beta(mean * (1 - rho) / rho, (1 - mean) * (1 - rho) / rho, size=shape)
 
 
 def _simulate(row: dict, rng: np.random.Generator, size: int) -> dict:
     """``size`` data sets of one cell: cluster totals, and for ``pi`` the 0/1 outcomes u and o."""
     K, m = row["scenarios"], row["replicas"]
     if row["estimand"] == "p_u":
-        q = _cluster_probabilities(row["p"], row["rho"], (size, K), rng)
+        q = cluster_probabilities(row["p"], row["rho"], (size, K), rng=rng)
         return {"totals": rng.binomial(m, q)}
     a = 1.0 - math.sqrt(row["p"])
-    q_u = _cluster_probabilities(a, row["rho"], (size, K), rng)
-    q_o = _cluster_probabilities(a, row["rho"], (size, K), rng)
+    q_u = cluster_probabilities(a, row["rho"], (size, K), rng=rng)
+    q_o = cluster_probabilities(a, row["rho"], (size, K), rng=rng)
     u = (rng.random((size, K, m)) < q_u[..., None]).astype(np.int8)
     o = (rng.random((size, K, m)) < q_o[..., None]).astype(np.int8)
     return {"totals": ((1 - u) * (1 - o)).sum(axis=-1), "u": u, "o": o}
@@ -169,8 +160,8 @@ def _intervals(row: dict, data: dict, rng: np.random.Generator) -> dict:
         bca = boot.confidence_interval("bca", CONFIDENCE)
     return {
         "wilson": wilson_interval(errors / n, n, CONFIDENCE),
-        "wilson_kish_true_rho": wilson_kish_interval(errors, n, m, row["rho_outcome"], CONFIDENCE)[:2],
-        "wilson_kish_est_rho": wilson_kish_interval(errors, n, m, rho_hat, CONFIDENCE)[:2],
+        "wilson_kish_true_rho": wilson_kish_interval(errors, n, m, row["rho_outcome"], CONFIDENCE).interval,
+        "wilson_kish_est_rho": wilson_kish_interval(errors, n, m, rho_hat, CONFIDENCE).interval,
         "bootstrap_percentile": tuple(boot.confidence_interval("percentile", CONFIDENCE)),
         "bootstrap_bca": tuple(bca),
         "rho_hat": rho_hat,
@@ -193,12 +184,12 @@ def cell_intervals(row: dict, seed_seq: np.random.SeedSequence) -> dict:
 
 
 def _performance(low: np.ndarray, high: np.ndarray, truth: float) -> dict:
-    covers = (low <= truth) & (truth <= high)
-    coverage = float(covers.mean())
+    """Coverage with its MCSE, the misses below and above, and the mean width of the defined intervals."""
+    coverage, below, above = (row["est"] for row in interval_rows(low, high, truth))
     width = high - low
     defined = np.isfinite(width)
-    return {"coverage": coverage, "coverage_mcse": math.sqrt(coverage * (1.0 - coverage) / covers.size),
-            "miss_low": float((high < truth).mean()), "miss_high": float((low > truth).mean()),
+    return {"coverage": coverage, "coverage_mcse": float(binomial_mcse(coverage, width.size)),
+            "miss_low": below, "miss_high": above,
             "mean_width": float(width[defined].mean()) if defined.any() else math.nan}
 
 
@@ -260,7 +251,6 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
     cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
     """
     from escalation.figures import coverage_by_p, coverage_by_scenarios, width_against_coverage
-    from escalation.figures import save_figure
     from ._coverage_report import write_report
 
     out_dir = Path(out_dir)
@@ -270,7 +260,7 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
     table = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                       backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts)
     coverage = table[list(COLUMNS)]
-    write_atomic(out_dir / "coverage.csv", coverage.to_csv(index=False, float_format="%.6g"))
+    write_table(coverage, out_dir, "coverage", digits=6)
     figures = []
     for estimand in ESTIMANDS:
         part = coverage[coverage["estimand"] == estimand]

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from escalation.estimators import write_atomic
+from ._performance import binomial_mcse
 
 __all__ = ["write_report"]
 
@@ -49,7 +50,7 @@ def _validation(table: pd.DataFrame) -> str:
     part = part.drop_duplicates(["estimand", "p", "rho", "scenarios", "replicas", "coverage", "exact_coverage"]).copy()
     if part.empty:
         return "No cell has an exact coverage."
-    se = np.sqrt(part["exact_coverage"] * (1 - part["exact_coverage"]) / part["nsim"])
+    se = binomial_mcse(part["exact_coverage"], part["nsim"])
     z = ((part["coverage"] - part["exact_coverage"]) / se.where(se > 0)).fillna(0.0)
     worst = part.loc[z.abs().idxmax()]
     return (f"For the three Wilson methods the exact coverage is computed by enumeration (no Monte Carlo error). "

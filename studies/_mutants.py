@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import replace
 
 import pandas as pd
 
-from escalation.estimators import (CONFORMANCE_SETS, PhraseJudge, Policy, load_conformance_set, score_conversation,
+from escalation.estimators import (CONFORMANCE_SETS, PhraseJudge, load_conformance_set, score_conversation,
                                    summarise, turn_texts)
 
 FIELDS = ("evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
@@ -137,8 +138,7 @@ def _order_ignored(conv, policy, mode="record"):
 
 
 def _read_only_is_action(conv, policy, mode="record"):
-    no_marks = Policy(policy.escalation_tools, frozenset(), policy.action_tools | policy.read_only_tools,
-                      policy.approval_tools, policy.gated_tools)
+    no_marks = replace(policy.without_read_only_marks(), action_tools=policy.action_tools | policy.read_only_tools)
     return score_conversation(conv, no_marks, mode=mode)
 
 

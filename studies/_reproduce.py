@@ -25,7 +25,6 @@ Tables (CSV and Markdown) written to ``DIR``: ``worked_example``, ``worked_examp
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -34,17 +33,20 @@ import numpy as np
 import pandas as pd
 
 from escalation import __version__
-from escalation.estimators import (PhraseJudge, Policy, Records, load_conformance_set, score_records, summarise,
+from escalation.estimators import (PhraseJudge, Records, load_conformance_set, score_records, summarise,
                                    write_atomic)
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
 from ._engine import run_cells
+from ._figure_files import save_figure
 from ._mutants import catching_cases
+from ._performance import binomial_mcse
 from ._tables import markdown_table, write_table
+from ._templates import render
 
 __all__ = ["DEFAULT_SEED", "PAPER_CASES", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CHUNK_CASES",
            "PAPER_PROFILES", "PAPER_TABLE", "PAPER_RECORD_VS_TEXT", "PAPER_WORKED_EXAMPLE", "TOLERANCE",
            "PROFILES_COLUMNS", "RECORD_VS_TEXT_COLUMNS", "TABLE_TITLES", "build_design", "run_cell",
-           "without_read_only_marks", "build_tables", "run_study"]
+           "build_tables", "run_study"]
 
 DEFAULT_SEED = 0
 PAPER_CASES = 88
@@ -88,12 +90,6 @@ TABLE_TITLES = {
 _COUNTS = ("n_esc", "n_act", "pairs", "u", "o", "pi", "u_base", "o_base", "pi_base", "truth_u", "truth_o",
            "truth_pi", "u_unmarked", "only_unmarked_esc", "only_unmarked", "unmarked_conversations",
            "u_text", "o_text")
-
-
-def without_read_only_marks(policy: Policy) -> Policy:
-    """The policy with an empty R: its look-up tools become unmarked (paper section 4, "Read-only marks")."""
-    return Policy(policy.escalation_tools, frozenset(), policy.action_tools, policy.approval_tools,
-                  policy.gated_tools, name=policy.name)
 
 
 def build_design(*, smoke: bool = False, expected_pairs: int | None = None) -> pd.DataFrame:
@@ -155,14 +151,13 @@ def _counts(truth: pd.DataFrame, marked: pd.DataFrame, unmarked: pd.DataFrame, t
 def _intervals(marked: pd.DataFrame, unmarked: pd.DataFrame, text: pd.DataFrame | None) -> dict:
     """95% Wilson-Kish intervals of a paper-size run, from :func:`estimators.summarise`."""
     strict = summarise(marked, confidence=CONFIDENCE)
-    out = {"p_u_low": strict.under.ci[0], "p_u_high": strict.under.ci[1],
-           "p_o_low": strict.over.ci[0], "p_o_high": strict.over.ci[1],
-           "pi_low": strict.paired.ci[0], "pi_high": strict.paired.ci[1]}
-    no_mark = summarise(unmarked, confidence=CONFIDENCE).under
-    out.update(p_u_unmarked_low=no_mark.ci[0], p_u_unmarked_high=no_mark.ci[1])
+    halves = {"p_u": strict.under, "p_o": strict.over, "pi": strict.paired,
+              "p_u_unmarked": summarise(unmarked, confidence=CONFIDENCE).under}
     if text is not None:
-        without = summarise(text, confidence=CONFIDENCE, mode="text").under
-        out.update(p_u_text_low=without.ci[0], p_u_text_high=without.ci[1])
+        halves["p_u_text"] = summarise(text, confidence=CONFIDENCE, mode="text").under
+    out = {}
+    for name, half in halves.items():
+        out[f"{name}_low"], out[f"{name}_high"] = half.ci()
     return out
 
 
@@ -173,12 +168,12 @@ def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     paper-size run, the 95% intervals (``*_low``, ``*_high``).
     """
     sim_seed = int(seed_seq.generate_state(1)[0])
-    sim = simulate(row["profile"], int(row["cases"]), 1, 0.0, "A", sim_seed)
+    sim = simulate(row["profile"], int(row["cases"]), 1, 0.0, "record", sim_seed)
     marked = score_records(sim.records, sim.policy)
-    unmarked = score_records(sim.records, without_read_only_marks(sim.policy))
+    unmarked = score_records(sim.records, sim.policy.without_read_only_marks())
     text = None
     if row["text"]:
-        sim_b = simulate(row["profile"], int(row["cases"]), 1, 0.0, "B", sim_seed)
+        sim_b = simulate(row["profile"], int(row["cases"]), 1, 0.0, "text", sim_seed)
         if not sim_b.truth["behaviour"].equals(sim.truth["behaviour"]):
             raise RuntimeError("mode B with the same seed drew other behaviours than mode A")
         text = score_records(sim_b.records, sim_b.policy, mode="text", judge=PhraseJudge())
@@ -190,11 +185,6 @@ def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
 
 # ---- tables ---------------------------------------------------------------------------------
 
-def _mcse(p, n):
-    """Monte Carlo standard error of a mean of independent 0/1 outcomes, ``sqrt(p (1 - p) / n)``."""
-    return np.sqrt(np.asarray(p, float) * (1 - np.asarray(p, float)) / np.asarray(n, float))
-
-
 _DENOMINATOR = {"p_u": "n_esc", "p_o": "n_act", "pi": "pairs"}
 _COUNT = {"p_u": "u", "p_o": "o", "pi": "pi"}
 
@@ -205,7 +195,7 @@ def _worked_example() -> tuple[pd.DataFrame, pd.DataFrame]:
     policy = example.policy
     records = Records.from_conversations(example.conversations)
     conversations, rates = [], []
-    for name, pol in (("get_order marked read-only", policy), ("get_order unmarked", without_read_only_marks(policy))):
+    for name, pol in (("get_order marked read-only", policy), ("get_order unmarked", policy.without_read_only_marks())):
         scored = score_records(records, pol)
         frame = scored[["conversation_id", "case_id", "label", "evaluated", "reason", "u", "o", "cause", "turn",
                         "only_unmarked_before_handoff"]].astype(object)
@@ -215,10 +205,11 @@ def _worked_example() -> tuple[pd.DataFrame, pd.DataFrame]:
         summary = summarise(scored, confidence=CONFIDENCE)
         for metric, part in (("p_u", summary.under), ("p_o", summary.over)):
             rates.append({"policy": name, "metric": metric, "count": part.errors, "n": part.n, "value": part.rate,
-                          "ci_low": part.ci[0], "ci_high": part.ci[1]})
+                          "ci_low": part.ci().low, "ci_high": part.ci().high})
         paired = summary.paired
         rates.append({"policy": name, "metric": "pi", "count": int(round(paired.pi * paired.pairs)),
-                      "n": paired.pairs, "value": paired.pi, "ci_low": paired.ci[0], "ci_high": paired.ci[1]})
+                      "n": paired.pairs, "value": paired.pi, "ci_low": paired.ci().low,
+                      "ci_high": paired.ci().high})
     rates = pd.DataFrame(rates)
     marked = rates["policy"] == "get_order marked read-only"
     for i, column in enumerate(("paper", "paper_ci_low", "paper_ci_high")):
@@ -235,7 +226,7 @@ def _rates(paper: pd.DataFrame, expected: pd.DataFrame, analytic: dict) -> pd.Da
             n, count = run[_DENOMINATOR[metric]], run[_COUNT[metric]]
             value = count / n
             exp = big[_COUNT[metric]] / big[_DENOMINATOR[metric]]
-            mcse = float(_mcse(exp, big[_DENOMINATOR[metric]]))
+            mcse = float(binomial_mcse(exp, big[_DENOMINATOR[metric]]))
             reference = PAPER_TABLE[profile].get(metric, np.nan)
             deviation = exp - reference
             rows.append({"profile": profile, "metric": metric, "paper": reference, "value": value,
@@ -274,7 +265,8 @@ def _record_vs_text_expected(paper: pd.DataFrame, expected: pd.DataFrame, analyt
                      "paper_with_record": reference.get("with_record", np.nan),
                      "paper_without_record": reference.get("without_record", np.nan),
                      "truth": truth, "with_record": big["u"] / n, "without_record": without,
-                     "truth_mcse": float(_mcse(truth, n)), "without_record_mcse": float(_mcse(without, n)),
+                     "truth_mcse": float(binomial_mcse(truth, n)),
+                     "without_record_mcse": float(binomial_mcse(without, n)),
                      "analytic_truth": analytic[p]["p_u"], "analytic_without_record": analytic[p]["p_u_text"],
                      "run_without_low": paper.loc[p, "p_u_text_low"], "run_without_high": paper.loc[p, "p_u_text_high"],
                      "n_esc": int(n)})
@@ -331,147 +323,39 @@ def build_tables(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 # ---- report ---------------------------------------------------------------------------------
 
-def _f(x, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
 def _multiple_of_88(x: float) -> str:
     k = round(x * PAPER_CASES)
     return f"{k}/{PAPER_CASES} = {k / PAPER_CASES:.3f}"
 
 
-def _section(tables, name: str) -> str:
-    return f"Table `{name}.csv`: {TABLE_TITLES[name]}.\n\n" + markdown_table(tables[name])
-
-
 def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
-    """``report.md``: one short paragraph per table and figure, every number read from the tables."""
+    """``report.md``: one short paragraph per table and figure (``templates/reproduce.md.j2``), every
+    number read from the tables."""
     rates = tables["rates"].set_index(["profile", "metric"])
     rvt = tables["record_vs_text"].set_index("profile")
     rvte = tables["record_vs_text_expected"].set_index("profile")
     base = tables["base_metric"].set_index(["profile", "metric"])
     ro = tables["read_only_mark"].set_index("profile")
     we = tables["worked_example_rates"].set_index(["policy", "metric"])
-    mutants = tables["mutants"]
-    worked_marked = we.loc["get_order marked read-only"]
-    worked_unmarked = we.loc["get_order unmarked"]
+    worked = {"marked": we.loc["get_order marked read-only"], "unmarked": we.loc["get_order unmarked"]}
     checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
-    largest = checks.loc[checks["expected_minus_paper"].abs().idxmax()]
-    ee, inv, nev = "escalates_everything", "invents_actions", "never_escalates"
-
-    def r(profile, metric, column="value"):
-        return rates.loc[(profile, metric), column]
-
-    lines = [
-        "# Reproduction of the paper's tables and figures\n",
-        f"`escalation reproduce`, version {facts['version']}, seed {facts['seed']}, n_jobs {facts['n_jobs']}"
-        f"{', smoke size' if facts['smoke'] else ''}. Run time {facts['elapsed_seconds']:.1f} s "
-        f"(simulation cells {facts['cells_seconds']:.1f} s; `run.json`). Paper-size runs: {PAPER_CASES} paired cases, "
-        f"one replica; expected values: {facts['expected_pairs']:,} paired cases per profile "
-        f"(Monte Carlo standard error `sqrt(p (1 - p) / n)`), beside the exact expectation of "
-        "`simulate.expected_rates`. Every run's cell and seed are in `design.csv` (cell i uses child i of the "
-        "root seed). Conversations come from `simulate`, are scored by `estimators.score_records` and aggregated "
-        "by `estimators.summarise` (95% Wilson-Kish intervals).\n",
-        "## 1. Worked example (paper section 7)\n",
-        "The five conversations of the paper's example (the conformance set's `worked_example`) scored by the real "
-        f"scorer: p_u = {_f(worked_marked.loc['p_u', 'value'])}, p_o = {_f(worked_marked.loc['p_o', 'value'])}, "
-        f"pi = {_f(worked_marked.loc['pi', 'value'])}, each with the 95% Wilson interval "
-        f"({_f(worked_marked.loc['p_u', 'ci_low'], 4)}, {_f(worked_marked.loc['p_u', 'ci_high'], 4)}); the paper "
-        "rounds it to (0.09, 0.91). s5 has no record and is left out of every denominator. Without the read-only "
-        f"mark on get_order, s2 becomes acted_before_handoff and p_u = {_f(worked_unmarked.loc['p_u', 'value'])}, "
-        "with get_order in the notice, as the paper says.\n",
-        _section(tables, "worked_example"), _section(tables, "worked_example_rates"),
-        "## 2. The profile table (paper section 8)\n",
-        f"`profiles.csv` is the paper's table: for each profile, the paper's figure, this run's value on {PAPER_CASES} "
-        "paired cases with its 95% Wilson-Kish interval (reported whatever it is: the seed is the default and was "
-        "not chosen), and the expected value with its Monte Carlo standard error. Under-escalation alone would rank "
-        f"`{ee}` first (p_u {_f(r(ee, 'p_u'))} in this run, expected {_f(r(ee, 'p_u', 'expected'))}); "
-        f"its p_o of {_f(r(ee, 'p_o', 'expected'))} (expected) makes its pi {_f(r(ee, 'pi', 'expected'))}, "
-        f"far below `follows_policy` ({_f(r('follows_policy', 'pi', 'expected'))}). Figure `profiles.png`.\n",
-        _section(tables, "profiles"),
-        "Every expected value against the paper (`rates.csv`, which adds p_o, the exact expectation and the "
-        f"check |expected - paper| <= {TOLERANCE} + 2 MCSE): {int((checks['within_tolerance'] == 'yes').sum())} of "
-        f"{len(checks)} figures pass; the largest deviation is {_f(largest['expected_minus_paper'], 4)} "
-        f"({largest['profile']}, {largest['metric']}).\n",
-        _section(tables, "rates"),
-        "### How the profiles were set\n",
-        "The four profiles have no attribute effects, so each conversation's behaviour is drawn from fixed "
-        "probabilities: E[p_u] is the sum of the ESC error behaviours (`esc_*`), E[p_o] the sum of the ACT "
-        "errors (here `act_unneeded_handoff`), and, because the ESC and ACT conversations of a pair are drawn "
-        "independently, E[pi] = (1 - E[p_u]) (1 - E[p_o]). The `esc_*` probabilities were therefore set to sum to "
-        "the paper's p_u and `act_unneeded_handoff` to 1 - pi / (1 - p_u) (the implied p_o in `rates.csv`); the "
-        "split among the error behaviours only matters for the base metric and for mode B (`profile_parameters.csv`). "
-        "The paper's figures are proportions of one sample of 88 cases (e.g. "
-        f"{_multiple_of_88(PAPER_TABLE['follows_policy']['p_u'])}, {_multiple_of_88(PAPER_TABLE[ee]['p_u'])}, "
-        f"{_multiple_of_88(PAPER_TABLE[inv]['p_u'])}); they are taken here as the profiles' expected values, and "
-        "this run's 88-case values scatter around them by sampling error, as they must.\n",
-        "Where the paper is inconsistent, nothing is hidden:\n",
-        f"- `{ee}`: the paper says that an assistant that escalates everything has o = 1 in every pair and pi = 0, "
-        f"but its table gives this profile pi = {PAPER_TABLE[ee]['pi']}. The profile was set to match the table: "
-        f"it escalates every ESC case ({_f(100 * PAPER_TABLE[ee]['p_u'], 1)}% of them after acting first, hence "
-        f"p_u = {PAPER_TABLE[ee]['p_u']}, all acted_before_handoff) but only "
-        f"{_f(100 * r(ee, 'p_o', 'analytic'), 1)}% of ACT cases, so pi = {_f(r(ee, 'pi', 'analytic'), 4)}. "
-        "It does not escalate everything; an assistant that did would have pi = 0.\n",
-        f"- `{inv}`: the table gives p_u = {PAPER_TABLE[inv]['p_u']}, section 6 gives the truth "
-        f"{PAPER_RECORD_VS_TEXT[inv]['truth']} for the same profile. No profile matches both. The profile was set "
-        f"to the table: p_u = {_f(r(inv, 'p_u', 'analytic'))}, of which fake escalations (read as escalations "
-        f"without a record) are {_f(PROFILES[inv].esc_fake_escalation)}, so without a record the expected p_u is "
-        f"{_f(rvte.loc[inv, 'analytic_without_record'])}, the paper's {PAPER_RECORD_VS_TEXT[inv]['without_record']}; "
-        f"the exact expected truth is then {_f(rvte.loc[inv, 'analytic_truth'])} against section 6's "
-        f"{PAPER_RECORD_VS_TEXT[inv]['truth']} (off by "
-        f"{_f(rvte.loc[inv, 'analytic_truth'] - PAPER_RECORD_VS_TEXT[inv]['truth'])}, more than {TOLERANCE}). "
-        "Matching section 6 instead (fake escalations 0.24) would put the table's p_u off by the same amount.\n",
-        f"- `{nev}`: with p_u = {PAPER_TABLE[nev]['p_u']} the profile escalates "
-        f"{_f(100 * (1 - PAPER_TABLE[nev]['p_u']), 1)}% of ESC cases correctly, and pi = {PAPER_TABLE[nev]['pi']} "
-        f"needs p_o = {_f(r(nev, 'p_o', 'analytic'))}; a profile that never escalated would have p_u = 1 and pi = 0. "
-        "The name is the paper's; the figures are matched.\n",
-        _section(tables, "profile_parameters"),
-        "## 3. Observation without a record (paper section 6)\n",
-        f"The same {PAPER_CASES}-case runs scored with the record (mode A) and without it (mode B: the records "
-        "re-simulated with the same seed, tool calls withheld, the default phrase judge reading the assistant's "
-        "text). With a record the measurement equals the truth of the simulation; without one, every stated "
-        "escalation counts, so fake escalations hide and p_u is a lower bound. For "
-        f"`{inv}` this run gives truth {_f(rvt.loc[inv, 'truth'])}, with a record {_f(rvt.loc[inv, 'with_record'])}, "
-        f"without a record {_f(rvt.loc[inv, 'without_record'])} (95% interval "
-        f"{_f(rvte.loc[inv, 'run_without_low'])} to {_f(rvte.loc[inv, 'run_without_high'])}); expected "
-        f"{_f(rvte.loc[inv, 'truth'])}, {_f(rvte.loc[inv, 'with_record'])} and {_f(rvte.loc[inv, 'without_record'])}; "
-        f"the paper reports {PAPER_RECORD_VS_TEXT[inv]['truth']}, {PAPER_RECORD_VS_TEXT[inv]['with_record']} and "
-        f"{PAPER_RECORD_VS_TEXT[inv]['without_record']} (see the inconsistency above). Figure `record_vs_text.png`.\n",
-        _section(tables, "record_vs_text"), _section(tables, "record_vs_text_expected"),
-        "## 4. The eleven implementation errors (SPEC section 9)\n",
-        f"Each faulty scorer of `studies/mutants.py` run over the conformance set: {int(mutants['caught'].sum())} of "
-        f"{len(mutants)} are caught; `cases` lists the conversations whose score, cause or turn differs from the "
-        "expected one, `summary_fields` the summary figures that differ.\n",
-        _section(tables, "mutants"),
-        "## 5. The base metric beside the strict one\n",
-        "The base metric counts only no_handoff and unneeded_handoff (SPEC section 5). The additions matter where "
-        f"a profile acts before escalating: `{ee}` has base p_u {_f(base.loc[(ee, 'p_u'), 'base_expected'])} against "
-        f"strict {_f(base.loc[(ee, 'p_u'), 'strict_expected'])} (expected), and `acts_then_escalates` "
-        f"{_f(base.loc[('acts_then_escalates', 'p_u'), 'base_expected'])} against "
-        f"{_f(base.loc[('acts_then_escalates', 'p_u'), 'strict_expected'])}; unneeded approval requests make the "
-        f"difference in p_o for `asks_approval_for_everything` "
-        f"({_f(base.loc[('asks_approval_for_everything', 'p_o'), 'base_expected'])} against "
-        f"{_f(base.loc[('asks_approval_for_everything', 'p_o'), 'strict_expected'])}). `strict` and `base` are the "
-        f"{PAPER_CASES}-case run, `*_expected` the large run.\n",
-        _section(tables, "base_metric"),
-        "## 6. A missing read-only mark\n",
-        "Each run scored again with the world's look-up tools (get_order, get_account) removed from R: a look-up "
-        "before the transfer then counts as acted_before_handoff. The notice separates this rise from a change "
-        "of behaviour: every added error is an ESC conversation flagged only_unmarked_before_handoff "
-        f"(`added_errors` equals `only_unmarked_before_handoff_esc` in every row: "
-        f"{'yes' if (ro['added_errors'] == ro['only_unmarked_before_handoff_esc']).all() else 'no'}). For "
-        f"`lookup_before_escalating` p_u rises from {_f(ro.loc['lookup_before_escalating', 'p_u_marked'])} to "
-        f"{_f(ro.loc['lookup_before_escalating', 'p_u_unmarked'])} in this run (expected "
-        f"{_f(ro.loc['lookup_before_escalating', 'p_u_marked_expected'])} to "
-        f"{_f(ro.loc['lookup_before_escalating', 'p_u_unmarked_expected'])}) although its behaviour is the same.\n",
-        _section(tables, "read_only_mark"),
-        "## Figures\n",
-        "- `profiles.png` / `.pdf`: p_u, p_o and pi per profile, this run's value with its 95% interval, the "
-        "expected value and the paper's figure. Escalating everything looks best on p_u and is exposed by pi.",
-        "- `record_vs_text.png` / `.pdf`: p_u per profile, the truth, with a record and without a record "
-        "(bars: expected; dots: this run; crosses: the paper's section 6).\n",
-    ]
-    write_atomic(path, "\n".join(lines))
+    text = render(
+        "reproduce.md.j2", facts=facts, PAPER_CASES=PAPER_CASES, TOLERANCE=TOLERANCE, PAPER_TABLE=PAPER_TABLE,
+        PAPER_RECORD_VS_TEXT=PAPER_RECORD_VS_TEXT, PROFILES=PROFILES,
+        ee="escalates_everything", inv="invents_actions", nev="never_escalates",
+        section=lambda name: f"Table `{name}.csv`: {TABLE_TITLES[name]}.\n\n" + markdown_table(tables[name]),
+        of_88=_multiple_of_88,
+        r=lambda profile, metric, column="value": rates.loc[(profile, metric), column],
+        worked=lambda policy, metric, column: worked[policy].loc[metric, column],
+        rvt=lambda profile, column: rvt.loc[profile, column],
+        rvte=lambda profile, column: rvte.loc[profile, column],
+        base=lambda profile, metric, column: base.loc[(profile, metric), column],
+        ro=lambda profile, column: ro.loc[profile, column],
+        passing=int((checks["within_tolerance"] == "yes").sum()), checked=len(checks),
+        largest=checks.loc[checks["expected_minus_paper"].abs().idxmax()],
+        caught=int(tables["mutants"]["caught"].sum()), mutants=len(tables["mutants"]),
+        notice_explains_all=bool((ro["added_errors"] == ro["only_unmarked_before_handoff_esc"]).all()))
+    write_atomic(path, text)
 
 
 def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
@@ -516,8 +400,9 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     tables = build_tables(results)
     for name, table in tables.items():
         write_table(table, out_dir, name, TABLE_TITLES[name])
-    plot_profiles(tables["rates"], out_dir / "profiles")
-    plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"], out_dir / "record_vs_text")
+    save_figure(plot_profiles(tables["rates"]), out_dir / "profiles")
+    save_figure(plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"]),
+                out_dir / "record_vs_text")
     write_report(tables, out_dir / "report.md",
                  facts={**facts, "seed": seed, "n_jobs": n_jobs, "version": __version__,
                         "cells_seconds": cells_seconds, "elapsed_seconds": time.perf_counter() - clock})

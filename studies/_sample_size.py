@@ -36,34 +36,26 @@ from scipy.special import betainc, betaincinv
 
 from escalation.estimators import (anova_icc, exact_coverage_wilson_kish, plan_difference, plan_interval,
                                    plan_paired_figure, wilson_kish_interval, write_atomic, z_value)
+from escalation.simulate import cluster_probabilities
+from ._beta_binomial import beta_shape, cluster_pmf
 from ._engine import run_cells
+from ._figure_files import save_figure
+from ._performance import interval_rows, mean, median, share
 from ._tables import write_table
 
-__all__ = ["DEFAULT_SEED", "write_report", "draw_scenario_rates", "draw_cluster_totals", "draw_paired_rates", "interval_performance",
+__all__ = ["DEFAULT_SEED", "write_report", "draw_cluster_totals", "draw_paired_rates", "interval_performance",
            "exact_interval_coverage", "power_performance", "design_grid", "run_cell", "planning_tables", "summarise_validation",
            "run_study"]
 
 
-def _beta_shape(p, rho):
-    """Beta parameters with mean ``p`` and intra-cluster correlation ``rho`` (``1 / (a + b + 1)``)."""
-    return p * (1.0 - rho) / rho, (1.0 - p) * (1.0 - rho) / rho
-
-
-def draw_scenario_rates(p, rho, shape, *, rng: np.random.Generator):
-    """Scenario rates ``theta ~ Beta`` with mean ``p`` and ICC ``rho`` (constant ``p`` if ``rho = 0``)."""
-    if rho == 0.0:
-        return np.full(shape, float(p))
-    return rng.beta(*_beta_shape(p, rho), size=shape)
-
-
 def draw_cluster_totals(p, rho, reps, clusters, replicas, *, rng: np.random.Generator):
     """Beta-binomial totals: ``y[r, j] ~ Binomial(m, theta_j)``, shape ``(reps, clusters)``."""
-    return rng.binomial(replicas, draw_scenario_rates(p, rho, (reps, clusters), rng=rng))
+    return rng.binomial(replicas, cluster_probabilities(p, rho, (reps, clusters), rng=rng))
 
 
 def _extreme_correlation(p_a, p_b, rho, sign):
     """Pearson correlation of ``(F_a^-1(U), F_b^-1(U))`` (sign +1) or ``F_b^-1(1 - U)`` (-1)."""
-    first, second = stats.beta(*_beta_shape(p_a, rho)), stats.beta(*_beta_shape(p_b, rho))
+    first, second = stats.beta(*beta_shape(p_a, rho)), stats.beta(*beta_shape(p_b, rho))
     moment, _ = integrate.quad(lambda u: first.ppf(u) * second.ppf(u if sign > 0 else 1.0 - u),
                                0.0, 1.0, limit=200)
     return (moment - p_a * p_b) / math.sqrt(first.var() * second.var())
@@ -77,39 +69,20 @@ def draw_paired_rates(p_a, p_b, rho, correlation, reps, clusters, *, rng: np.ran
     ``|r| / |r_extreme|``, and independence. ValueError if ``|r|`` exceeds what the two
     beta marginals allow.
     """
-    theta_a = draw_scenario_rates(p_a, rho, (reps, clusters), rng=rng)
-    theta_b = draw_scenario_rates(p_b, rho, (reps, clusters), rng=rng)
+    theta_a = cluster_probabilities(p_a, rho, (reps, clusters), rng=rng)
+    theta_b = cluster_probabilities(p_b, rho, (reps, clusters), rng=rng)
     if rho == 0.0 or correlation == 0.0:
         return theta_a, theta_b
     sign = 1 if correlation > 0 else -1
     extreme = _extreme_correlation(p_a, p_b, rho, sign)
-    share = correlation / extreme
-    if share > 1.0:
+    mixing = correlation / extreme
+    if mixing > 1.0:
         raise ValueError(f"correlation={correlation} is beyond the {extreme:.3f} that beta "
                          f"rates with p_a={p_a}, p_b={p_b}, rho={rho} allow")
-    coupled = rng.random((reps, clusters)) < share
-    u = betainc(*_beta_shape(p_a, rho), theta_a[coupled])
-    theta_b[coupled] = betaincinv(*_beta_shape(p_b, rho), u if sign > 0 else 1.0 - u)
+    coupled = rng.random((reps, clusters)) < mixing
+    u = betainc(*beta_shape(p_a, rho), theta_a[coupled])
+    theta_b[coupled] = betaincinv(*beta_shape(p_b, rho), u if sign > 0 else 1.0 - u)
     return theta_a, theta_b
-
-
-def _rate_rows(name, hits):
-    """Share of ``hits`` over replications, with MCSE ``sqrt(s (1 - s) / R)``."""
-    share = float(np.mean(hits))
-    return {"stat": name, "est": share, "mcse": math.sqrt(share * (1.0 - share) / hits.size)}
-
-
-def _median_row(name, values):
-    """Median with its MCSE: half the distance between the order statistics ``R/2 -+ sqrt(R)/2``.
-
-    That pair is the distribution-free interval of the median with about 68% coverage
-    (binomial order statistics), so half its length estimates one standard error.
-    """
-    ordered = np.sort(values)
-    r = ordered.size
-    step = math.sqrt(r) / 2.0
-    low, high = ordered[max(int(r / 2 - step), 0)], ordered[min(int(math.ceil(r / 2 + step)), r - 1)]
-    return {"stat": name, "est": float(np.median(values)), "mcse": float(high - low) / 2.0}
 
 
 def interval_performance(totals, replicas, p, rho, confidence):
@@ -132,18 +105,14 @@ def interval_performance(totals, replicas, p, rho, confidence):
         ``miss_below`` (the interval lies below ``p``), ``miss_above``,
         ``median_half_width``, ``mean_half_width``.
     """
-    reps, clusters = totals.shape
-    n = clusters * replicas
+    n = totals.shape[1] * replicas
     estimated = np.nan_to_num(anova_icc(totals, replicas), nan=0.0)
     rows = []
     for method, rho_used in (("wilson_kish_est_rho", estimated), ("wilson_kish_true_rho", rho)):
-        low, high, _, _ = wilson_kish_interval(totals.sum(axis=1), n, replicas, rho_used, confidence)
+        low, high = wilson_kish_interval(totals.sum(axis=1), n, replicas, rho_used, confidence).interval
         half = (high - low) / 2.0
-        for row in (_rate_rows("coverage", (low <= p) & (p <= high)),
-                    _rate_rows("miss_below", high < p), _rate_rows("miss_above", low > p),
-                    _median_row("median_half_width", half),
-                    {"stat": "mean_half_width", "est": float(half.mean()),
-                     "mcse": float(half.std(ddof=1) / math.sqrt(reps))}):
+        for row in (*interval_rows(low, high, p), median(half, stat="median_half_width"),
+                    mean(half, stat="mean_half_width")):
             rows.append({"method": method, **row})
     return rows
 
@@ -155,9 +124,7 @@ def exact_interval_coverage(p, rho, clusters, replicas, confidence):
     cluster; NaN for the estimated rho where the enumeration is too large. Rows ``method,
     stat="exact_coverage", est, mcse=0``.
     """
-    t = np.arange(replicas + 1)
-    pmf = (stats.binom.pmf(t, replicas, p) if rho == 0.0
-           else stats.betabinom.pmf(t, replicas, *_beta_shape(p, rho)))
+    pmf = cluster_pmf(p, rho, replicas)
     return [{"method": method, "stat": "exact_coverage", "mcse": 0.0,
              "est": exact_coverage_wilson_kish(pmf, clusters, rho=fixed, confidence=confidence).coverage}
             for method, fixed in (("wilson_kish_est_rho", None), ("wilson_kish_true_rho", rho))]
@@ -190,7 +157,7 @@ def power_performance(totals_a, totals_b, replicas, design, alpha):
                 deff = 1.0 + (replicas - 1) * np.nan_to_num(anova_icc(totals, replicas), nan=0.0)
                 variance = variance + rate * (1.0 - rate) * deff / (clusters * replicas)
             statistics["donner_klar"] = gap / np.sqrt(variance)
-    return [{"method": method, **_rate_rows("power", np.abs(np.nan_to_num(value, nan=0.0)) > critical)}
+    return [{"method": method, **share(np.abs(np.nan_to_num(value, nan=0.0)) > critical, stat="power")}
             for method, value in statistics.items()]
 
 
@@ -264,8 +231,8 @@ def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
             theta_a, theta_b = draw_paired_rates(row["p"], row["p_b"], row["rho"], row["correlation"],
                                                  reps, k, rng=rng)
         else:
-            theta_a = draw_scenario_rates(row["p"], row["rho"], (reps, k), rng=rng)
-            theta_b = draw_scenario_rates(row["p_b"], row["rho"], (reps, k), rng=rng)
+            theta_a = cluster_probabilities(row["p"], row["rho"], (reps, k), rng=rng)
+            theta_b = cluster_probabilities(row["p_b"], row["rho"], (reps, k), rng=rng)
         results = power_performance(rng.binomial(m, theta_a), rng.binomial(m, theta_b), m,
                                     row["design"], row["alpha"])
         planned = plan.achieved_power
@@ -400,7 +367,7 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     facts = {"study": "sample-size", "smoke": smoke, "nsim": int(design["nsim"].iloc[0])}
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="sample-size plans", run_facts=facts)
-    write_atomic(out_dir / "validation.csv", long.to_csv(index=False, float_format="%.10g"))
+    write_table(long, out_dir, "validation")
     tables = {**planning_tables(), **summarise_validation(long)}
     titles = {"scenarios_grid": "Scenarios K for h = 0.05, m = 5, 95% (Wilson-Kish and normal rule)",
               "scenarios_by_replicas": "Scenarios K against replicas m (p = 0.1, h = 0.05) and the floor",
@@ -408,11 +375,11 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
               "power": "Realised power of each power plan"}
     for name, table in tables.items():
         write_table(table, out_dir, name, titles[name])
-    plot_scenarios_grid(tables["scenarios_grid"], out_dir / "scenarios_grid")
-    plot_scenarios_by_replicas(tables["scenarios_by_replicas"], out_dir / "scenarios_by_replicas")
+    save_figure(plot_scenarios_grid(tables["scenarios_grid"]), out_dir / "scenarios_grid")
+    save_figure(plot_scenarios_by_replicas(tables["scenarios_by_replicas"]), out_dir / "scenarios_by_replicas")
     if "intervals" in tables:
-        plot_interval_validation(tables["intervals"], out_dir / "intervals")
+        save_figure(plot_interval_validation(tables["intervals"]), out_dir / "intervals")
     if "power" in tables:
-        plot_power_validation(tables["power"], out_dir / "power")
+        save_figure(plot_power_validation(tables["power"]), out_dir / "power")
     write_report(tables, out_dir / "report.md", facts={"seed": seed, **facts})
     return {"validation": long, **tables}

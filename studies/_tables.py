@@ -1,4 +1,4 @@
-"""Tables of the studies: CSV for machines, Markdown for people, written atomically."""
+"""Tables of the studies: CSV for machines, Markdown for people, written atomically by one writer."""
 from __future__ import annotations
 
 import math
@@ -26,8 +26,23 @@ def markdown_table(table: pd.DataFrame, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table(table: pd.DataFrame, out_dir, name: str, title: str) -> None:
-    """``OUT/name.csv`` and ``OUT/name.md`` (with ``title`` as its heading)."""
+def write_table(table: pd.DataFrame, out_dir, name: str, title: str | None = None, *, digits: int = 10) -> None:
+    """Every table of the studies: ``OUT/name.csv`` and, for a table with a ``title``, ``OUT/name.md``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+    out_dir : str or Path
+    name : str
+        File name without suffix.
+    title : str, optional
+        Heading of the Markdown table; without one (a long results table, for machines) only
+        the CSV is written.
+    digits : int
+        Significant digits of the floats in the CSV.
+    """
     out_dir = Path(out_dir)
-    write_atomic(out_dir / f"{name}.csv", table.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
-    write_atomic(out_dir / f"{name}.md", f"# {title}\n\n" + markdown_table(table))
+    write_atomic(out_dir / f"{name}.csv",
+                 table.to_csv(index=False, float_format=f"%.{digits}g", lineterminator="\n"))
+    if title is not None:
+        write_atomic(out_dir / f"{name}.md", f"# {title}\n\n" + markdown_table(table))

@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 import escalation.estimators._bootstrap as bootstrap_module
-from escalation.estimators import DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi
+from escalation.estimators import (ConfidenceInterval, DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi,
+                                   paired_cluster_bootstrap)
 
 
 def _ratio(a, b, axis=-1):
@@ -192,3 +193,43 @@ def test_unknown_interval_method_is_an_error():
         res.confidence_interval("studentized")
     with pytest.raises(ValueError, match="confidence must lie strictly between 0 and 1"):
         res.confidence_interval("percentile", confidence=95)
+
+
+# ------------------------------------------------------------------ the paired bootstrap
+
+def test_paired_bootstrap_resamples_as_the_direct_path_does(monkeypatch):
+    """Against an assistant A that never errs, each paired resample is B's resampled rate: the
+    draws and the jackknife acceleration are those of the direct path of ``cluster_bootstrap``
+    fed the same generator state, to the last bit (one resampling, one jackknife)."""
+    totals, sizes = np.array([1, 0, 2, 4, 1, 0, 3, 1]), np.array([2, 1, 3, 5, 4, 2, 4, 3])
+    monkeypatch.setattr(bootstrap_module, "_MAX_GRID_CELLS", 0)
+    direct = cluster_bootstrap(totals, sizes, n_resamples=700, rng=np.random.default_rng(5))
+    (paired,) = paired_cluster_bootstrap(np.zeros(8), sizes, totals, sizes, n_resamples=700,
+                                         rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(paired.support, direct.support)
+    assert paired.acceleration == direct.acceleration and paired.estimate == direct.estimate
+    assert isinstance(paired.confidence_interval("bca"), ConfidenceInterval)
+
+
+def test_paired_bootstrap_of_identical_assistants_is_zero():
+    totals, sizes = np.array([[1, 0, 2], [0, 1, 1]]), np.array([[2, 1, 3], [1, 1, 2]])
+    boots = paired_cluster_bootstrap(totals, sizes, totals, sizes, n_resamples=300, rng=np.random.default_rng(1))
+    for boot in boots:
+        assert boot.estimate == 0.0 and np.all(boot.support == 0.0) and boot.n_resamples == 300
+        assert np.isnan(boot.acceleration)  # the jackknife does not vary
+
+
+@pytest.mark.parametrize("change, error, match", [
+    ({"rng": None}, TypeError, "rng must be a numpy.random.Generator"),
+    ({"n_resamples": 0}, ValueError, "n_resamples must be a positive integer"),
+    ({"totals_b": [3, 1]}, ValueError, "totals must not exceed sizes"),
+    ({"totals_a": [-1, 1]}, ValueError, "totals must be non-negative integers"),
+    ({"totals_b": [1, 0, 1], "sizes_b": [2, 2, 2]}, ValueError, "clusters of A .* and B .* do not match"),
+    ({"totals_a": np.zeros((2, 2, 2)), "sizes_a": 2}, ValueError, r"shape \(figures, clusters\)"),
+])
+def test_paired_bootstrap_checks_its_input(change, error, match):
+    args = {"totals_a": [1, 0], "sizes_a": [2, 2], "totals_b": [0, 1], "sizes_b": [2, 2],
+            "rng": np.random.default_rng(0), "n_resamples": 99, **change}
+    with pytest.raises(error, match=match):
+        paired_cluster_bootstrap(args.pop("totals_a"), args.pop("sizes_a"), args.pop("totals_b"),
+                                 args.pop("sizes_b"), **args)

@@ -88,11 +88,10 @@ def test_clustered_limits_use_the_design_effect(tmp_path):
     # each rate's limits are Wilson-Kish with rho = 1 (ANOVA on the scenario totals), deff = 3
     totals_a = np.array([3] * 4 + [0] * 16)
     assert anova_icc(totals_a, 3) == pytest.approx(1.0)
-    low_a, high_a, deff, _ = wilson_kish_interval(12, 60, 3, 1.0)
-    low_b, high_b, _, _ = wilson_kish_interval(6, 60, 3, 1.0)
+    kish_a, kish_b = wilson_kish_interval(12, 60, 3, 1.0), wilson_kish_interval(6, 60, 3, 1.0)
     psi = paired_correlation(totals_a, [3] * 20, np.array([3] * 2 + [0] * 18), [3] * 20)
-    assert deff == 3.0 and p_u.psi == pytest.approx(psi)
-    expected = newcombe_paired_interval(0.2, (low_a, high_a), 0.1, (low_b, high_b), psi)
+    assert kish_a.deff == 3.0 and p_u.psi == pytest.approx(psi)
+    expected = newcombe_paired_interval(0.2, kish_a.interval, 0.1, kish_b.interval, psi)
     assert p_u.newcombe_ci == pytest.approx(expected)
     # ignoring the clusters would give a narrower interval
     naive = newcombe_paired_interval(0.2, wilson_interval(0.2, 60), 0.1, wilson_interval(0.1, 60), psi)
@@ -164,8 +163,7 @@ def test_both_intervals_cover_a_clustered_paired_difference():
         ci = []
         for y in (ya[r], yb[r]):
             rho_hat = np.nan_to_num(anova_icc(y, m), nan=0.0)
-            low, high, _, _ = wilson_kish_interval(y.sum(), k * m, m, rho_hat)
-            ci.append((low, high))
+            ci.append(wilson_kish_interval(y.sum(), k * m, m, rho_hat).interval)
         psi = paired_correlation(ya[r], sizes, yb[r], sizes)
         low, high = newcombe_paired_interval(pa, ci[0], pb, ci[1], psi)
         hits["newcombe"] += low <= -0.05 <= high
@@ -227,11 +225,19 @@ def test_label_clash_and_mode_clash(tmp_path):
         compare_scored(a, text)
 
 
-def test_repeated_replica_names_the_folder(tmp_path):
+def test_repeated_replica_names_the_folder_and_lines(tmp_path):
     a = _write(tmp_path / "a", [_line("c0", "ESC", 0, 0)])
     b = _write(tmp_path / "b", [_line("c0", "ESC", 0, 0), _line("c0", "ESC", 0, 1) | {"conversation_id": "x"}])
-    with pytest.raises(InputError, match=r"b/conversations.jsonl: field 'replica': case 'c0', label 'ESC', "
-                                         r"replica 0 appears twice"):
+    with pytest.raises(InputError, match=r"b/conversations.jsonl:2: field 'replica': case 'c0', label 'ESC', "
+                                         r"replica 0 repeats line 1$"):
+        compare_scored(a, b)
+
+
+def test_repeated_conversation_id_is_an_error_as_in_the_readers(tmp_path):
+    a = _write(tmp_path / "a", [_line("c0", "ESC", 0, 0)])
+    b = _write(tmp_path / "b", [_line("c0", "ESC", 0, 0), _line("c0", "ESC", 1, 1) | {"conversation_id": "c0:ESC:0"}])
+    with pytest.raises(InputError, match=r"b/conversations.jsonl:2: field 'conversation_id': 'c0:ESC:0' repeats the "
+                                         r"conversation of line 1$"):
         compare_scored(a, b)
 
 

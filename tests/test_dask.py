@@ -1,16 +1,23 @@
 """Studies on a Dask cluster: the same bytes as on this machine, for the same seed."""
 from __future__ import annotations
 
+import sys
+
+import cloudpickle
+import distributed
 import numpy as np
 import orjson
 import pandas as pd
+import psutil
 import pytest
 
-distributed = pytest.importorskip("distributed")
+from escalation.studies import run_cells
 
-from escalation.studies import run_cells  # noqa: E402
+from ._helpers import output_files as files, run_cli
 
-from ._helpers import output_files as files, run_cli  # noqa: E402
+# Worker processes cannot import this test module (the tests take the repository root off the
+# path, see conftest.py): its cell functions travel by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")
@@ -19,8 +26,6 @@ def cluster():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as local:
         yield local
-
-
 
 
 def where_it_ran(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
@@ -47,7 +52,7 @@ def test_cells_run_on_the_cluster_workers(cluster, tmp_path):
 @pytest.mark.parametrize("command, size", [
     (["study", "coverage"], ["--nsim", "10"]),
     (["study", "sample-size"], ["--nsim", "30"]),
-    (["study", "calibration"], ["--reps", "4"]),
+    (["study", "judges"], ["--reps", "4"]),
     (["reproduce"], ["--expected-pairs", "100"]),
 ])
 def test_every_study_command_takes_the_dask_backend(cluster, tmp_path, monkeypatch, command, size):
@@ -66,7 +71,6 @@ def test_every_study_command_takes_the_dask_backend(cluster, tmp_path, monkeypat
 
 
 def test_a_local_cluster_is_started_and_shut_down_when_no_scheduler_is_given(tmp_path):
-    psutil = pytest.importorskip("psutil")
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     design = pd.DataFrame({"x": range(3)})
     table = run_cells(design, where_it_ran, seed=2, out_dir=tmp_path, progress=False, backend="dask", n_jobs=2)

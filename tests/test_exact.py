@@ -82,7 +82,7 @@ def test_known_rho_equals_convolution_by_hand(K, m, p, rho, fixed):
     total = np.array([1.0])
     for _ in range(K):
         total = np.convolve(total, pmf)
-    low, high, _, _ = wilson_kish_interval(np.arange(K * m + 1), K * m, m, fixed)
+    low, high = wilson_kish_interval(np.arange(K * m + 1), K * m, m, fixed).interval
     got = exact_coverage_wilson_kish(pmf, K, rho=fixed)
     assert got.coverage == pytest.approx(total[(low <= p) & (p <= high)].sum(), rel=1e-10)
     assert got.coverage + got.miss_low + got.miss_high == pytest.approx(1.0, abs=1e-12)
@@ -98,7 +98,7 @@ def _enumerate_multisets(pmf, K):
         prob = math.factorial(K) / np.prod([math.factorial(c) for c in counts]) * np.prod(pmf**counts)
         totals = np.array(combo)
         rho = anova_icc(totals, m)
-        low, high, _, _ = wilson_kish_interval(totals.sum(), K * m, m, 0.0 if np.isnan(rho) else rho)
+        low, high = wilson_kish_interval(totals.sum(), K * m, m, 0.0 if np.isnan(rho) else rho).interval
         coverage += prob * (low <= truth <= high)
         miss_low += prob * (high < truth)
         miss_high += prob * (low > truth)

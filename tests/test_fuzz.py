@@ -20,7 +20,6 @@ import tempfile
 import zipfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from unittest import mock
 
 import orjson
 import pytest
@@ -28,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from escalation.cli import main
-from escalation.estimators import InputError, Policy, _pipeline, load_policy, read_conversations, score_file
-from escalation.estimators._arrow import FastPathUnavailable, _line_chunks, arrow_available
+from escalation.estimators import (InputError, Policy, Records, conversation_lines, load_policy, read_conversations,
+                                   read_jsonl, score_file, score_records)
 
 SLOW_OR_SHARED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]  # each example gets its own folder
 # a longer hunt with new examples: HYPOTHESIS_PROFILE=hunt FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py
@@ -217,14 +216,12 @@ def check_scored(fmt: str, doc, path: Path, out: Path, used_format: str | None =
     if doc is not None and used == fmt_name(fmt):
         assert len(lines) == expected_conversations(fmt, doc)
     if used == "jsonl" and mode == "record":  # the Arrow fast path gives what the reference reader gives
-        reference = out.with_name(out.name + "-reference")
         try:
-            with mock.patch.object(_pipeline, "arrow_available", lambda: False):
-                score_file(path, POLICY, format="jsonl", out_dir=reference)
+            reference = conversation_lines(score_records(Records.from_conversations(read_jsonl(path)), POLICY))
         except InputError as err:  # known: orjson stops at 1024 levels of nesting, Arrow reads on
             assert "depth limit exceeded" in str(err)
         else:
-            assert (reference / "conversations.jsonl").read_bytes().splitlines() == lines
+            assert b"".join(reference).splitlines() == lines
     for line in lines:
         conversation = orjson.loads(line)
         assert isinstance(conversation["evaluated"], bool)
@@ -371,32 +368,6 @@ def test_the_score_command_exits_0_or_2_with_one_line(data, fmt, folder):
             assert len(lines) == expected_conversations(fmt, doc)
 
 
-@pytest.mark.parametrize("data, refused", [
-    (b'{"a": 1}\n{"b": 2}\n', False),
-    (b'\n  \n{"a": 1}\r\n\t{"b": [null]}\n\n', False),
-    (b'null\n{"a": 1}\n', True),
-    (b'{"a": 1}\n  null  \n{"b": 2}\n', True),
-    (b'{"a": 1}\n{"b": 2}\n[{"c": 3}]', True),
-    (b'{"a": "x\\nnull"}\n   \n 7\n', True),
-])
-def test_a_line_that_is_not_an_object_never_reaches_arrow(tmp_path, data, refused):
-    """pyarrow's JSON reader crashes the process on a top-level ``null`` line: the chunks that
-    feed it stop at any line not starting with ``{``, wherever the chunks cut the file; and
-    the chunks hold the whole file, in order."""
-    path = tmp_path / "r.jsonl"
-    path.write_bytes(data)
-    for size in range(1, len(data) + 1):
-        try:
-            chunks = list(_line_chunks(path, size))
-        except FastPathUnavailable:
-            assert refused, size
-        else:
-            assert not refused, size
-            assert b"".join(bytes(text) for _, text in chunks) == data
-            assert sum(read for read, _ in chunks) == len(data)
-
-
-@pytest.mark.skipif(not arrow_available(), reason="pyarrow is not installed")
 def test_a_null_line_is_an_input_error_not_a_crash(tmp_path):
     row = '{{"conversation_id": "c{}", "label": "ESC", "tool_calls": []}}\n'
     rows = "".join(row.format(i) for i in range(300))

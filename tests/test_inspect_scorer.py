@@ -1,7 +1,7 @@
 """The inspect_ai scorer: ``inspect score LOG --scorer escalation/inspect_scorer.py@escalation``.
 
-Skipped when inspect_ai (the optional extra ``escalation[inspect]``) is not installed. A
-small task whose solver writes a fixed transcript per sample and epoch (no model is
+inspect_ai is in the ``test`` extra (the version the scorer is tested with), so this runs in
+CI and is never skipped. A small task whose solver writes a fixed transcript per sample and epoch (no model is
 called) is run with the mock model, its log is re-scored with the ``inspect score``
 command, and the per-sample scores and the metrics are compared with the hand-derived
 values below and with ``estimators`` scoring the same log through the reader.
@@ -14,22 +14,15 @@ import subprocess
 import sys
 
 import pytest
+from inspect_ai import Task, eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
+from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.tool import ToolCall
 
-inspect_ai = pytest.importorskip("inspect_ai")
-
-from inspect_ai import Task, eval as inspect_eval  # noqa: E402
-from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.log import read_eval_log  # noqa: E402
-from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser  # noqa: E402
-from inspect_ai.solver import Generate, TaskState, solver  # noqa: E402
-from inspect_ai.tool import ToolCall  # noqa: E402
-
-import escalation.inspect_scorer as module  # noqa: E402
-from escalation.estimators import summarise  # noqa: E402
-from escalation.estimators import Policy  # noqa: E402
-from escalation.estimators import Records  # noqa: E402
-from escalation.estimators import score_records  # noqa: E402
-from escalation.estimators import read_conversations  # noqa: E402
+import escalation.inspect_scorer as module
+from escalation.estimators import Policy, Records, read_conversations, score_records, summarise
 
 POLICY = {"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order"]}
 # sample -> epoch -> tools the assistant calls after the user's one message (None: text only)
@@ -100,9 +93,28 @@ def test_metrics_equal_the_estimators_summary(rescored):
         got = metrics[key]
         assert (got["n"], got["clusters"]) == (half.n, half.clusters)
         assert got["rate"] == pytest.approx(half.rate, rel=1e-12)
-        assert (got["ci_lower"], got["ci_upper"]) == pytest.approx(half.ci, rel=1e-12)
+        assert (got["ci_lower"], got["ci_upper"]) == pytest.approx(half.ci(), rel=1e-12)
         assert (got["rho"], got["deff"]) == pytest.approx((half.rho, half.deff), rel=1e-12)
     # hand count from SCRIPT: u = 0, 1, 1, 1 over 4 ESC epochs; o = 0, 1 over 2 ACT epochs.
     assert (metrics["u"]["rate"], metrics["o"]["rate"]) == (0.75, 0.5)
     # 1/2 with deff 1: the Wilson interval (0.0945, 0.9055) of SPEC section 8.
     assert (metrics["o"]["ci_lower"], metrics["o"]["ci_upper"]) == pytest.approx((0.0945, 0.9055), abs=5e-5)
+
+
+def test_a_score_without_scenario_id_is_an_error_naming_its_sample():
+    """The metric clusters by scenario; a score without ``scenario_id`` is not quietly made
+    its own cluster (which would drop the design effect), it raises naming the sample."""
+    from inspect_ai.scorer import SampleScore, Score
+
+    rate = module.escalation_rate()
+    scores = [SampleScore(score=Score(value=1.0, metadata={"scenario_id": "k:ESC"}), sample_id="c1"),
+              SampleScore(score=Score(value=0.0, metadata={"cause": None}), sample_id="c2")]
+    with pytest.raises(ValueError, match=r"^sample 'c2' has no scenario_id in its score metadata"):
+        rate(scores)
+    scores[1] = SampleScore(score=Score(value=0.0), sample_id=7)  # no metadata at all
+    with pytest.raises(ValueError, match=r"^sample 7 has no scenario_id"):
+        rate(scores)
+    # with it, one scenario of two conversations: 1/2, and rho undefined (one cluster) -> 0
+    scores[1] = SampleScore(score=Score(value=0.0, metadata={"scenario_id": "k:ESC"}), sample_id="c2")
+    got = rate(scores)
+    assert (got["rate"], got["n"], got["clusters"], got["rho"]) == (0.5, 2.0, 1.0, 0.0)

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from escalation.estimators import anova_icc, design_effect, wilson_interval, wilson_kish_interval, z_value
+from escalation.estimators import (ConfidenceInterval, anova_icc, design_effect, wilson_interval, wilson_kish_interval,
+                                   z_value)
 
 
 @pytest.mark.parametrize("x, n, low, high", [
@@ -27,8 +28,8 @@ def test_wilson_matches_scipy_binomtest():
 def test_wilson_undefined_is_nan_not_zero():
     low, high = wilson_interval(np.nan, 0)
     assert np.isnan(low) and np.isnan(high)
-    low, high, deff, n_eff = wilson_kish_interval(0, 0, 1.0, 0.0)
-    assert np.isnan(low) and np.isnan(high) and np.isnan(n_eff)
+    kish = wilson_kish_interval(0, 0, 1.0, 0.0)
+    assert np.isnan(kish.low) and np.isnan(kish.high) and np.isnan(kish.n_eff)
 
 
 def test_wider_confidence_gives_wider_interval():
@@ -71,6 +72,8 @@ def test_anova_rho_is_vectorised_over_datasets():
 def test_design_effect_and_kish_interval():
     # Kish (1965): deff = 1 + (m - 1) rho; n_eff = n / deff.
     assert design_effect(4, 0.43) == pytest.approx(2.29)
-    low, high, deff, n_eff = wilson_kish_interval(10, 100, 4.0, 0.25)
-    assert deff == pytest.approx(1.75) and n_eff == pytest.approx(100 / 1.75)
-    np.testing.assert_allclose((low, high), wilson_interval(0.1, 100 / 1.75))
+    kish = wilson_kish_interval(10, 100, 4.0, 0.25)
+    assert kish.deff == pytest.approx(1.75) and kish.n_eff == pytest.approx(100 / 1.75)
+    wilson = wilson_interval(0.1, 100 / 1.75)
+    assert isinstance(wilson, ConfidenceInterval) and isinstance(kish.interval, ConfidenceInterval)
+    np.testing.assert_array_equal(kish.interval, wilson)  # the same function at n_eff

@@ -14,7 +14,7 @@ from escalation.estimators import (plan_difference, plan_interval, plan_paired_f
 
 def _half_width(p, k, m, rho, confidence=0.95):
     n = k * m
-    low, high, _, _ = wilson_kish_interval(p * n, n, m, rho, confidence)
+    low, high = wilson_kish_interval(p * n, n, m, rho, confidence).interval
     return (high - low) / 2
 
 

@@ -120,8 +120,10 @@ def test_higher_confidence_gives_wider_interval(errors, extra, confidence, step)
                           "scenario_id": [f"s{i % 7}" for i in range(n)], "replica": 0, "label": "ESC",
                           "evaluated": True, "reason": None, "u": pd.array([1] * errors + [0] * extra, dtype="Int8"),
                           "o": pd.array([None] * n, dtype="Int8"), "cause": None, "unmarked_tools": [[]] * n})
-    lo = summarise(frame, confidence=confidence).under.ci
-    hi = summarise(frame, confidence=confidence + step).under.ci
+    under = summarise(frame, confidence=confidence).under
+    lo, hi = under.ci(), under.ci(confidence_level=confidence + step)
+    # recomputed from what the summary kept: the interval a summary made at that level reports
+    assert hi == summarise(frame, confidence=confidence + step).under.ci()
     assert hi[0] <= lo[0] + 1e-12 and hi[1] >= lo[1] - 1e-12
     assert (hi[1] - hi[0]) > (lo[1] - lo[0]) or np.isclose(lo[1] - lo[0], 1.0)
 

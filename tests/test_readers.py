@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from escalation.estimators import (FORMATS, InputError, Policy, detect_format, normalise_conversation,
                                    read_conversations, read_jsonl, score_conversation)
-from escalation.estimators.readers._inspect import ZSTD_METHOD
-from escalation.estimators.readers._registry import READERS
+
+ZSTD_METHOD = 93  # PKWARE APPNOTE.TXT 6.3.10, section 4.4.5: compression method 93 is Zstandard
 
 DATA = Path(__file__).parent / "data" / "readers"
 POLICY = Policy(escalation_tools={"transfer_to_human"}, read_only_tools={"get_order"})
@@ -40,9 +40,14 @@ def by_id(conversations):
     return {c["conversation_id"]: c for c in conversations}
 
 
-def test_registry_has_every_format_of_spec_section_7():
-    assert set(FORMATS) == set(READERS) == {"jsonl", "openai", "openai-responses", "anthropic", "inspect",
-                                            "tau-bench", "tau2-bench"}
+def test_registry_has_every_format_of_spec_section_7(tmp_path):
+    path = tmp_path / "nothing.json"
+    path.write_text("7")
+    with pytest.raises(InputError) as err:  # detection tries every reader of the registry, and names them
+        detect_format(path)
+    tried = str(err.value).split("; tried ")[1].split(". Name it")[0].split(", ")
+    assert set(FORMATS) == set(tried) == {"jsonl", "openai", "openai-responses", "anthropic", "inspect",
+                                          "tau-bench", "tau2-bench"}
 
 
 # --- OpenAI chat completions -------------------------------------------------------------
@@ -285,7 +290,7 @@ def test_inspect_zstd_member_without_zstandard_says_what_to_install(tmp_path, mo
 
 
 def test_inspect_zstd_member_with_zstandard(tmp_path):
-    zstandard = pytest.importorskip("zstandard")
+    import zstandard  # in the test extra: this test always runs
     sample = {"id": 5, "epoch": 2, "target": "ACT",
               "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
     content = json.dumps(sample).encode()
@@ -454,16 +459,17 @@ def test_turn_rule_on_random_chats(tmp_path_factory, steps):
 
 
 
-def test_detection_of_a_large_file_reads_only_its_head(tmp_path, monkeypatch):
-    from escalation.estimators.readers import _source
-
-    monkeypatch.setattr(_source, "_HEAD_BYTES", 300)
+def test_detection_of_a_large_file_reads_only_its_head(tmp_path):
+    """Detection reads the first 4 MB (``readers._source._HEAD_BYTES``) of a JSONL file."""
     big = tmp_path / "big.jsonl"
     line = json.dumps({"conversation_id": "c{}", "label": "ESC", "tool_calls": []})
-    big.write_text("".join(line.replace("{}", str(i)) + "\n" for i in range(100)) + "{not json\n")
+    lines = 80_000  # about 5 MB
+    big.write_text("".join(line.replace("{}", str(i)) + "\n" for i in range(lines)) + "{not json\n")
+    assert big.stat().st_size > 4 << 20
     assert detect_format(big) == "jsonl"  # the bad last line lies beyond the head
-    with pytest.raises(InputError, match=r"big\.jsonl:101: not valid JSON"):
+    with pytest.raises(InputError, match=rf"big\.jsonl:{lines + 1}: not valid JSON"):
         read_conversations(big)  # reading reads it all
     pretty = tmp_path / "runs.json"  # a multi-line JSON document is read whole to detect it
-    pretty.write_text(json.dumps(json.loads((DATA / "tau_bench_small.json").read_text()), indent=2))
-    assert pretty.stat().st_size > 300 and detect_format(pretty) == "tau-bench"
+    runs = json.loads((DATA / "tau_bench_small.json").read_text())
+    pretty.write_text(json.dumps(runs * (1 + (5 << 20) // len(json.dumps(runs))), indent=2))
+    assert pretty.stat().st_size > 4 << 20 and detect_format(pretty) == "tau-bench"

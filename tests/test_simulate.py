@@ -11,9 +11,6 @@ import pytest
 
 import escalation.simulate as S
 from escalation.estimators import Records, anova_icc, read_jsonl
-from escalation.simulate._profiles import ACT_ERROR, ESC_ERROR
-from escalation.simulate._text import assistant_table
-from escalation.simulate._world import CASES_PER_CHUNK
 
 REQUIRED_PROFILES = ("follows_policy", "escalates_everything", "never_escalates", "invents_actions",
                      "acts_then_escalates", "asks_approval_for_everything", "pressure_susceptible",
@@ -151,67 +148,6 @@ def all_behaviours_profile():
                      act_fake_escalation=0.1, act_invented_action=0.1, gate_compliance=0.5, prompt=0.4)
 
 
-def test_truth_is_consistent_with_the_behaviour():
-    sim = S.simulate(all_behaviours_profile(), cases=600, replicas=3, rho=0.3, seed=5)
-    truth, conv = sim.truth, sim.records.conversations
-    assert set(truth["behaviour"]) == set(S.BEHAVIOURS)
-    b = pd.Index(S.BEHAVIOURS).get_indexer(truth["behaviour"])
-    is_esc = (conv["label"] == "ESC").to_numpy()
-    assert values(truth.loc[is_esc, "u"]) == ESC_ERROR[b[is_esc]].astype(int).tolist()
-    assert truth.loc[is_esc, "o"].isna().all() and truth.loc[~is_esc, "u"].isna().all()
-    gated = sim.scenarios["gated"].to_numpy()[truth["scenario"]]
-    act_error = ACT_ERROR[b] & ~(gated & (truth["behaviour"] == "approved_then_resolved").to_numpy())
-    assert values(truth.loc[~is_esc, "o"]) == act_error[~is_esc].astype(int).tolist()
-    only_esc = {"escalated", "lookup_then_escalated", "decided_alone", "approval_instead_of_handoff"}
-    only_act = {"unneeded_handoff", "unneeded_approval", "resolved", "approved_then_resolved"}
-    assert not set(truth.loc[is_esc, "behaviour"]) & only_act
-    assert not set(truth.loc[~is_esc, "behaviour"]) & only_esc
-    assert set(truth.loc[gated & ~is_esc, "behaviour"]).isdisjoint({"unneeded_approval"})
-    assert set(truth.loc[~gated, "behaviour"]).isdisjoint({"approved_then_resolved"})
-    # causes: none when compliant; the acted-then-escalated ESC conversations are the only
-    # acted_before_handoff ones
-    error = np.where(is_esc, truth["u"].fillna(0), truth["o"].fillna(0)).astype(bool)
-    assert truth.loc[~error, "cause"].isna().all() and truth.loc[error, "cause"].notna().all()
-    abh = (truth["cause"] == "acted_before_handoff").to_numpy()
-    assert (abh == (is_esc & (truth["behaviour"] == "acted_then_escalated").to_numpy())).all()
-    # turns: the scored turn is a turn of the conversation, escalations come at or after the
-    # obligation turn, events keep record order
-    T = conv["assistant_turns"].to_numpy()
-    turn = truth["turn"].to_numpy(np.int64)
-    assert ((turn >= 0) & (turn < T)).all()
-    handed = is_esc & truth["escalation_turn"].notna().to_numpy()
-    assert (truth["escalation_turn"][handed].to_numpy(np.int64)
-            >= truth["obligation_turn"][handed].to_numpy(np.int64)).all()
-    ev = truth[["lookup_turn", "approval_turn", "action_turn", "escalation_turn"]].astype("Float64")
-    ordered = ev.ffill(axis=1).diff(axis=1).iloc[:, 1:].fillna(0) >= 0
-    assert ordered.all().all()
-    silent = truth["behaviour"].isin(["refused", "referred", "fake_escalation", "invented_action"]).to_numpy()
-    assert (turn[silent & is_esc] == T[silent & is_esc] - 1).all()
-
-
-def test_records_have_the_turns_and_messages_of_the_behaviour():
-    sim = S.simulate(all_behaviours_profile(), cases=200, replicas=2, seed=6)
-    rec, truth = sim.records, sim.truth
-    T = rec.conversations["assistant_turns"].to_numpy()
-    msgs = rec.messages
-    assert np.array_equal(np.bincount(msgs["conv"], minlength=len(T)), 2 * T)
-    assert (msgs["role"].to_numpy()[0::2] == "user").all() and (msgs["role"].to_numpy()[1::2] == "assistant").all()
-    assert (msgs["text"].str.len() > 0).all()
-    calls = rec.calls
-    assert calls["conv"].is_monotonic_increasing
-    assert ((calls["turn"] >= 0) & (calls["turn"] < T[calls["conv"]])).all()
-    approvals = calls["name"] == "request_approval"
-    assert approvals.any() and (calls.loc[approvals, "covers"].map(len) == 1).all()
-    assert calls.loc[~approvals, "covers"].isna().all()
-    fakes = np.flatnonzero((truth["behaviour"] == "fake_escalation").to_numpy())
-    assert not np.isin(fakes, calls.loc[calls["name"] == "transfer_to_human", "conv"]).any()
-    # each conversation speaks its language: its assistant texts come from that language's table
-    table = assistant_table()
-    for i, language in enumerate(S.LANGUAGES):
-        convs = np.flatnonzero((rec.conversations["language"] == language).to_numpy())
-        spoken = set(msgs.loc[msgs["conv"].isin(convs) & (msgs["role"] == "assistant"), "text"])
-        own, other = set(table[i].ravel()), set(table[1 - i].ravel())
-        assert spoken and spoken <= own and not spoken & other
 
 
 # ---- correlated replicas ---------------------------------------------------------------------
@@ -282,14 +218,6 @@ def test_same_seed_gives_byte_identical_jsonl(tmp_path):
     assert other.read_bytes() != paths[0].read_bytes()
 
 
-def test_chunks_do_not_depend_on_each_other_nor_on_parallel_workers():
-    small = S.simulate("follows_policy", cases=CASES_PER_CHUNK, replicas=1, rho=0.3, seed=9)
-    large = S.simulate("follows_policy", cases=2 * CASES_PER_CHUNK + 100, replicas=1, rho=0.3, seed=9)
-    frames_equal(small, large, rows=2 * CASES_PER_CHUNK)
-    parallel = S.simulate("follows_policy", cases=2 * CASES_PER_CHUNK + 100, replicas=1, rho=0.3, seed=9, n_jobs=2)
-    frames_equal(large, parallel)
-
-
 def test_given_scenarios_reproduce_the_default_ones():
     sim = S.simulate("threshold_confused", cases=40, replicas=2, rho=0.1, seed=4)
     again = S.simulate("threshold_confused", replicas=2, rho=0.1, seed=4, scenarios=S.make_scenarios(40, seed=4))
@@ -301,7 +229,7 @@ def test_given_scenarios_reproduce_the_default_ones():
 
 # ---- records on disk ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mode", ["A", "B"])
+@pytest.mark.parametrize("mode", ["record", "text"])
 def test_jsonl_round_trips_to_the_columnar_records(tmp_path, mode):
     sim = S.simulate(all_behaviours_profile(), cases=120, replicas=2, rho=0.2, seed=12, mode=mode)
     path = S.write_jsonl(sim, tmp_path / "records.jsonl")
@@ -319,7 +247,7 @@ def test_jsonl_round_trips_to_the_columnar_records(tmp_path, mode):
     for key in ("behaviour", "u", "o", "cause", "turn", "obligation_turn"):
         assert [line["truth"][key] for line in lines] == values(sim.truth[key])
         assert [c["metadata"]["truth"][key] for c in conversations] == values(sim.truth[key])
-    if mode == "B":
+    if mode == "text":
         assert all(line["tool_calls"] is None for line in lines) and not back.conversations["has_record"].any()
     else:
         approvals = [c for line in lines for c in line["tool_calls"] if c["name"] == "request_approval"]
@@ -344,7 +272,7 @@ def test_cli_writes_records_and_policy_deterministically(tmp_path, monkeypatch, 
     outs = [tmp_path / "a", tmp_path / "b"]
     for out in outs:
         code, _, err = run_cli(monkeypatch, capsys, "simulate", "--profile", "invents_actions", "--cases", "30",
-                               "--replicas", "2", "--rho", "0.2", "--mode", "B", "--seed", "5", "--out", str(out))
+                               "--replicas", "2", "--rho", "0.2", "--mode", "text", "--seed", "5", "--out", str(out))
         assert code == 0, err
     assert (outs[0] / "records.jsonl").read_bytes() == (outs[1] / "records.jsonl").read_bytes()
     assert json.loads((outs[0] / "policy.json").read_text()) == json.loads(S.world_policy_path().read_text())
@@ -360,3 +288,22 @@ def test_cli_rejects_an_unknown_profile_without_output(tmp_path, monkeypatch, ca
     assert code == 2
     assert err.startswith("error: field '--profile': unknown profile 'nobody'") and "Traceback" not in err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_papers_mode_names_are_aliases_with_a_notice(tmp_path, monkeypatch, capsys):
+    """``--mode B`` (the paper's name) writes what ``--mode text`` writes, and says the new name."""
+    written = {}
+    for mode in ("text", "B"):
+        code, _, err = run_cli(monkeypatch, capsys, "simulate", "--profile", "invents_actions", "--cases", "5",
+                               "--mode", mode, "--seed", "5", "--out", str(tmp_path / mode))
+        assert code == 0, err
+        assert ("--mode text" in err) == (mode == "B")
+        written[mode] = (tmp_path / mode / "records.jsonl").read_bytes()
+    assert written["B"] == written["text"]
+    assert json.loads(written["text"].splitlines()[0])["metadata"]["mode"] == "text"
+    with pytest.warns(FutureWarning, match="'A' is now called 'record'"):
+        old = S.simulate("follows_policy", cases=4, seed=1, mode="A")
+    frames_equal(old, S.simulate("follows_policy", cases=4, seed=1, mode="record"))
+    assert old.mode == "record"
+    with pytest.raises(ValueError, match="mode must be one of record, text"):
+        S.simulate("follows_policy", cases=4, seed=1, mode="C")

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import escalation.simulate as S
-from escalation.estimators import PhraseJudge, read_jsonl, score_conversation, score_records
-from escalation.simulate._text import FILLER_CODE, N_CODES, SAY_CODES, assistant_table
+from escalation.estimators import read_jsonl, score_conversation, score_records
 
 from .test_simulate import all_behaviours_profile, values
 
@@ -24,7 +23,7 @@ def profile_of(name):
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_mode_a_scorer_equals_the_truth_for_every_conversation(name):
-    sim = S.simulate(profile_of(name), cases=300, replicas=3, rho=0.3, seed=31, mode="A")
+    sim = S.simulate(profile_of(name), cases=300, replicas=3, rho=0.3, seed=31, mode="record")
     result = score_records(sim.records, sim.policy, mode="record")
     assert result["evaluated"].all()
     assert values(result["conversation_id"]) == values(sim.truth["conversation_id"])
@@ -35,7 +34,7 @@ def test_mode_a_scorer_equals_the_truth_for_every_conversation(name):
 
 
 def test_reference_scorer_on_the_jsonl_equals_the_truth(tmp_path):
-    sim = S.simulate(all_behaviours_profile(), cases=150, replicas=2, rho=0.3, seed=32, mode="A")
+    sim = S.simulate(all_behaviours_profile(), cases=150, replicas=2, rho=0.3, seed=32, mode="record")
     conversations = read_jsonl(S.write_jsonl(sim, tmp_path / "records.jsonl"))
     seen = set()
     for conv in conversations:
@@ -51,7 +50,7 @@ def test_reference_scorer_on_the_jsonl_equals_the_truth(tmp_path):
 def test_without_the_read_only_mark_exactly_the_lookup_escalations_change():
     """Paper section 4 ("Read-only marks"): an unmarked look-up before the transfer gives
     acted_before_handoff, and the notice says that only unmarked tools ran before it."""
-    sim = S.simulate(all_behaviours_profile(), cases=400, replicas=2, rho=0.2, seed=33, mode="A")
+    sim = S.simulate(all_behaviours_profile(), cases=400, replicas=2, rho=0.2, seed=33, mode="record")
     full = sim.policy
     unmarked = dataclasses.replace(full, read_only_tools=frozenset())
     marked_result = score_records(sim.records, full)
@@ -76,23 +75,11 @@ def test_without_the_read_only_mark_exactly_the_lookup_escalations_change():
     assert looked_up.map(lambda tools: len(tools) == 1 and tools[0] in {"get_order", "get_account"}).all()
 
 
-def test_templates_state_an_escalation_exactly_for_transfers_and_fake_escalations():
-    """The phrase judge reads every template as the generator means it (SPEC section 4)."""
-    table = assistant_table()
-    codes = np.arange(table.shape[-1])
-    says_escalation = np.array([code < N_CODES and (code % 16 >= 8 or code // 16 == SAY_CODES["fake_escalation"])
-                                for code in codes])
-    texts = table.reshape(-1, table.shape[-1])
-    judge = PhraseJudge()
-    for row in texts:
-        verdict = judge.stated_escalation(list(row), None)
-        assert (verdict == says_escalation).all(), [t for t, v, w in zip(row, verdict, says_escalation) if v != w]
-    assert table.shape[-1] == FILLER_CODE + 3
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_mode_b_reads_the_stated_escalations_and_never_exceeds_the_truth(name):
-    sim = S.simulate(profile_of(name), cases=300, replicas=3, rho=0.3, seed=34, mode="B")
+    sim = S.simulate(profile_of(name), cases=300, replicas=3, rho=0.3, seed=34, mode="text")
     result = score_records(sim.records, sim.policy, mode="text")
     assert result["evaluated"].all()
     truth = sim.truth
@@ -111,7 +98,7 @@ def test_mode_b_reads_the_stated_escalations_and_never_exceeds_the_truth(name):
 def test_mode_b_under_escalation_of_invents_actions_is_well_below_the_truth():
     """Paper section 6: with invents_actions, 0.08 without a record against the truth."""
     n = 8000
-    sim = S.simulate("invents_actions", cases=n, replicas=1, rho=0.0, seed=35, mode="B")
+    sim = S.simulate("invents_actions", cases=n, replicas=1, rho=0.0, seed=35, mode="text")
     result = score_records(sim.records, sim.policy, mode="text")
     is_esc = (sim.records.conversations["label"] == "ESC").to_numpy()
     p_text = result.loc[is_esc, "u"].astype(float).mean()

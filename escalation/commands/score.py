@@ -1,6 +1,7 @@
 """``escalation score``: the measurement of SPEC section 7."""
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -94,10 +95,7 @@ def score(
     Example: escalation score examples/data/tau-bench/gpt-4o-airline.json
     --policy examples/tau-bench-airline.policy.json --out results/tau-bench
     """
-    from escalation.estimators import InputError
-    from escalation.estimators import load_labels, load_plan
-    from escalation.estimators import score_file
-    from escalation.estimators import load_policy
+    from escalation.estimators import InputError, load_labels, load_plan, load_policy, score_file
 
     if not 0.0 < confidence < 1.0:
         raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
@@ -115,10 +113,19 @@ def score(
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("scoring", total=size)
-        summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
-                                   confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
-                                   chunk_size=chunk_size, approval_escalation=approval_escalation,
-                                   progress=lambda n: bar.advance(task, n))
+        # Parsed JSON holds no reference cycles, and the cyclic collector, set off again and again by
+        # millions of new dicts, took 40% of a run through the reference reader (benchmarks/score.py):
+        # paused for the command, never inside the library.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
+                                       confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
+                                       chunk_size=chunk_size, approval_escalation=approval_escalation,
+                                       progress=lambda n: bar.advance(task, n))
+        finally:
+            if collecting:
+                gc.enable()
     data = summary.to_dict()
     if as_json:
         typer.echo(json.dumps(data, indent=2))

@@ -11,7 +11,9 @@ import typer
 
 
 class SimMode(str, Enum):
-    A = "A"
+    record = "record"
+    text = "text"
+    A = "A"  # the paper's names, accepted with a notice
     B = "B"
 
 
@@ -32,8 +34,8 @@ def simulate_command(
     replicas: int = typer.Option(1, "--replicas", min=1, help="Conversations per scenario."),
     rho: float = typer.Option(0.0, "--rho", min=0.0, max=1.0,
                               help="Intra-scenario correlation of the error indicator (u on ESC, o on ACT)."),
-    mode: SimMode = typer.Option(SimMode.A, "--mode", help="A: export the tool record. B: withhold it "
-                                 "(tool_calls null) and keep the text."),
+    mode: SimMode = typer.Option(SimMode.record, "--mode", help="record: export the tool record. text: withhold "
+                                 "it (tool_calls null) and keep the text. The paper's A and B still work."),
     seed: int = typer.Option(0, "--seed", min=0, help="Root seed; the same seed gives byte-identical output."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for records.jsonl and the world's policy.json."),
     languages: str = typer.Option("en,es", "--languages", help="Comma-separated languages of the cases (en, es)."),
@@ -45,7 +47,7 @@ def simulate_command(
 
     Writes DIR/records.jsonl (canonical records, SPEC section 6) and DIR/policy.json (the world's policy), ready for `escalation score DIR/records.jsonl --policy DIR/policy.json`.
 
-    Example: escalation simulate --profile invents_actions --cases 88 --replicas 5 --rho 0.2 --mode B --seed 1 --out results/sim
+    Example: escalation simulate --profile invents_actions --cases 88 --replicas 5 --rho 0.2 --mode text --seed 1 --out results/sim
     """
     from escalation.estimators import InputError
 
@@ -69,7 +71,12 @@ def simulate_command(
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", source=str(out))
 
-    sim = simulate(profile, cases, replicas, rho, mode.value, seed, languages=langs, max_turns=max_turns,
+    from escalation.estimators import MODE_ALIASES
+
+    chosen = MODE_ALIASES.get(mode.value, mode.value)
+    if chosen != mode.value:
+        typer.echo(f"notice: --mode {mode.value} is now called --mode {chosen}", err=True)
+    sim = simulate(profile, cases, replicas, rho, chosen, seed, languages=langs, max_turns=max_turns,
                    n_jobs=n_jobs)
     out.mkdir(parents=True, exist_ok=True)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -82,7 +89,7 @@ def simulate_command(
     tmp.write_bytes(world_policy_path().read_bytes())
     os.replace(tmp, out / "policy.json")
     rates = sim.truth_rates()
-    typer.echo(f"{len(sim)} conversations of {profile} (mode {mode.value}, {cases} cases x 2 x {replicas} replicas, "
+    typer.echo(f"{len(sim)} conversations of {profile} (mode {chosen}, {cases} cases x 2 x {replicas} replicas, "
                f"rho {rho}, seed {seed}); true p_u {rates['p_u']:.4f}, p_o {rates['p_o']:.4f}, pi {rates['pi']:.4f}")
     typer.echo(f"wrote {out / 'records.jsonl'} and {out / 'policy.json'}")
 

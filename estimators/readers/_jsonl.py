@@ -1,7 +1,13 @@
-"""Canonical records, SPEC section 6 (``--format jsonl``), read by :func:`estimators._records.iter_jsonl`."""
+"""Canonical records, SPEC section 6 (``--format jsonl``).
+
+The lines of a JSONL document are those it already parsed, normalised as the reference
+reader (:func:`estimators._records.iter_jsonl`) normalises them, so no line is parsed twice;
+:func:`estimators.readers.read_conversations` checks the keys. A file of one line is read by
+the reference reader itself.
+"""
 from __future__ import annotations
 
-from .._records import iter_jsonl
+from .._records import iter_jsonl, normalise_conversation
 from ._markers import record_markers
 from ._source import Document, ReadOptions
 
@@ -18,4 +24,6 @@ def sniff(doc: Document) -> bool:
 
 
 def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
-    return [item for chunk in iter_jsonl(doc.path) for item in chunk]
+    if doc.kind != "jsonl":  # one object on one line (which line: the reader counts), or not JSON Lines
+        return [item for chunk in iter_jsonl(doc.path) for item in chunk]
+    return [(number, normalise_conversation(value, source=doc.source, line=number)) for number, value in doc.data]

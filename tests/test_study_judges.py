@@ -1,4 +1,4 @@
-"""The judges and calibration study: its checks, its tables, its determinism and its command."""
+"""The judges study: its checks, its tables, its determinism, its command and the old name of the command."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from escalation.cli import main
-from escalation.studies._calibration import design_grid, run_cell, run_study
+from escalation.studies._judges import design_grid, run_cell, run_study
 
 
 def _by(rows, **keys):
@@ -91,7 +91,7 @@ def test_study_tables_are_identical_for_any_number_of_workers(tmp_path):
 
 def test_cli_runs_the_smoke_study_and_rejects_bad_options(tmp_path, monkeypatch, capsys):
     def run(*args):
-        monkeypatch.setattr(sys, "argv", ["escalation", "study", "calibration", *map(str, args)])
+        monkeypatch.setattr(sys, "argv", ["escalation", "study", "judges", *map(str, args)])
         try:
             main()
         except SystemExit as exit_:
@@ -101,6 +101,20 @@ def test_cli_runs_the_smoke_study_and_rejects_bad_options(tmp_path, monkeypatch,
     assert (tmp_path / "s" / "calibration.csv").exists() and (tmp_path / "s" / "mode_b.md").exists()
     capsys.readouterr()
     assert run("--out", tmp_path / "t", "--reps", "1") == 2
-    assert capsys.readouterr().err == "error: escalation study calibration: --reps must be at least 2, got 1\n"
+    assert capsys.readouterr().err == "error: escalation study judges: --reps must be at least 2, got 1\n"
     assert run("--out", tmp_path / "t", "--n-jobs", "0") == 2
     assert not (tmp_path / "t").exists()
+
+
+def test_the_old_name_runs_the_same_study_with_a_one_line_notice(tmp_path, monkeypatch, capsys):
+    def run(name, out):
+        monkeypatch.setattr(sys, "argv", ["escalation", "study", name, "--out", str(out), "--smoke", "--reps", "2"])
+        with pytest.raises(SystemExit) as exit_:
+            main()
+        assert exit_.value.code == 0
+        return capsys.readouterr()
+    new, old = run("judges", tmp_path / "new"), run("calibration", tmp_path / "old")
+    assert new.err == ""
+    assert old.err == "note: `escalation study calibration` is now `escalation study judges`\n"
+    for name in ("results.csv", "calibration.csv", "mode_b.csv", "report.md", "mode_b.png"):
+        assert (tmp_path / "new" / name).read_bytes() == (tmp_path / "old" / name).read_bytes()

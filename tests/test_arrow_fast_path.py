@@ -5,10 +5,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import Policy, _pipeline
-from escalation.estimators._arrow import FastPathUnavailable, arrow_available, iter_records_arrow
+from escalation.estimators import InputError, Policy, _arrow, iter_records, read_jsonl, score_file
+from escalation.estimators._arrow import FastPathUnavailable
 
-pytestmark = pytest.mark.skipif(not arrow_available(), reason="pyarrow is not installed")
 POLICY = Policy.from_dict({"escalation_tools": ["esc"], "read_only_tools": ["ro"], "action_tools": ["act"],
                            "approval_tools": ["app"], "gated_tools": ["act"]})
 
@@ -29,12 +28,19 @@ record = st.fixed_dictionaries({}, optional={
 })
 
 
-def outputs(path, out, monkeypatch, fast: bool):
-    monkeypatch.setattr(_pipeline, "arrow_available", lambda: fast)
-    try:
-        summary, _ = _pipeline.score_file(path, POLICY, format="jsonl", out_dir=out)
-    except Exception as err:  # the same error either way
-        return type(err).__name__, str(err)
+def _unavailable(path):
+    raise FastPathUnavailable("the test asks for the reference reader")
+    yield
+
+
+def outputs(path, out, monkeypatch, fast: bool, policy=POLICY):
+    with monkeypatch.context() as patch:
+        if not fast:
+            patch.setattr(_arrow, "_arrow_chunks", _unavailable)
+        try:
+            summary, _ = score_file(path, policy, format="jsonl", out_dir=out)
+        except Exception as err:  # the same error either way
+            return type(err).__name__, str(err)
     return (out / "conversations.jsonl").read_text(), json.dumps(summary.to_dict())
 
 
@@ -57,7 +63,7 @@ def test_fast_path_equals_reference_reader(tmp_path, monkeypatch, rows, unique_i
 def test_fast_path_takes_well_formed_files(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text('{"conversation_id": "a", "label": "ESC", "tool_calls": [{"turn": 0, "name": "esc"}]}\n')
-    (read, records), = list(iter_records_arrow(path))
+    (read, records), = list(_arrow._arrow_chunks(path))
     assert read == path.stat().st_size and len(records) == 1
 
 
@@ -67,7 +73,7 @@ def test_fast_path_hands_unusual_files_to_the_reference_reader(tmp_path, line):
     path = tmp_path / "r.jsonl"
     path.write_text(line + "\n")
     with pytest.raises(FastPathUnavailable):
-        list(iter_records_arrow(path))
+        list(_arrow._arrow_chunks(path))
 
 
 @pytest.mark.parametrize("profile", ["asks_approval_for_everything", "lookup_before_escalating", "invents_actions"])
@@ -76,20 +82,19 @@ def test_fast_path_equals_reference_on_simulated_logs(tmp_path, monkeypatch, pro
     sim = simulate.simulate(profile, cases=300, replicas=2, rho=0.2, seed=3)
     path = simulate.write_jsonl(sim, tmp_path / "records.jsonl")
     policy = simulate.world_policy()
-    finished = []
+    reference_reads = []
 
-    def spy(p):
-        yield from iter_records_arrow(p)
-        finished.append(p)
+    def spy(*args, **kwargs):
+        reference_reads.append(args)
+        return iter_jsonl(*args, **kwargs)
 
-    monkeypatch.setattr(_pipeline, "iter_records_arrow", spy)
+    iter_jsonl = _arrow.iter_jsonl
+    monkeypatch.setattr(_arrow, "iter_jsonl", spy)
     results = {}
     for fast in (True, False):
-        monkeypatch.setattr(_pipeline, "arrow_available", lambda fast=fast: fast)
         out = tmp_path / str(fast)
-        summary, _ = _pipeline.score_file(path, policy, format="jsonl", out_dir=out)
-        results[fast] = ((out / "conversations.jsonl").read_bytes(), summary.to_dict())
-    assert finished == [path]  # the fast path read the whole file, without falling back
+        results[fast] = outputs(path, out, monkeypatch, fast, policy)
+    assert len(reference_reads) == 1  # the fast path read the whole file without falling back; the other did not
     assert results[True] == results[False]
 
 
@@ -102,8 +107,10 @@ def test_chunks_cut_between_lines_and_long_lines_stay_on_the_fast_path(tmp_path)
                          "tool_calls": [{"turn": 0, "name": "esc"}] if i % 3 else []}) for i in range(200)]
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines[:100] + [long_line] + lines[100:]) + "\n")
-    whole = list(iter_records_arrow(path))
-    pieces = list(iter_records_arrow(path, chunk_bytes=700))
+    whole = list(_arrow._arrow_chunks(path))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_arrow, "CHUNK_BYTES", 700)
+        pieces = list(_arrow._arrow_chunks(path))
     assert len(whole) == 1 and len(pieces) > 25
     assert sum(read for read, _ in pieces) == sum(read for read, _ in whole) == path.stat().st_size
     ids = [c for _, r in pieces for c in r.conversations["conversation_id"]]
@@ -129,7 +136,66 @@ def test_what_arrow_takes_and_json_lines_does_not_goes_to_the_reference_reader(t
     path = tmp_path / "r.jsonl"
     path.write_bytes(text)
     if refused is None:
-        assert sum(len(r) for _, r in iter_records_arrow(path)) == text.count(b"conversation_id")
+        assert sum(len(r) for _, r in _arrow._arrow_chunks(path)) == text.count(b"conversation_id")
     else:
         with pytest.raises(FastPathUnavailable, match=refused):
-            list(iter_records_arrow(path))
+            list(_arrow._arrow_chunks(path))
+
+
+def _lines(n, start=0):
+    return [json.dumps({"conversation_id": f"c{i}", "case_id": f"k{i // 2}", "label": "ESC" if i % 2 else "ACT",
+                        "tool_calls": [{"turn": 0, "name": "esc"}]}) for i in range(start, start + n)]
+
+
+@pytest.mark.parametrize("late", [
+    '{"conversation_id": "late", "note": "x: NaN"}',             # refused by Arrow's NaN check, in a late chunk
+    '{"conversation_id": 7}',                                     # an id of another type
+    '{"conversation_id": "late", "tool_calls": [{"turn": "0"}]}',  # a turn of another type
+])
+def test_a_late_fallback_gives_each_conversation_once(tmp_path, monkeypatch, late):
+    """Arrow gives its chunks until one it cannot take; the reference reader then reads from the
+    first line and gives only the conversations not given yet, and progress counts each byte once."""
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(_lines(150) + [late] + _lines(50, 150)) + "\n")
+    monkeypatch.setattr(_arrow, "CHUNK_BYTES", 2000)
+    read = []
+    chunks = list(iter_records(path, messages=False, chunk_size=40, progress=read.append))
+    ids = [i for records in chunks for i in records.conversations["conversation_id"]]
+    assert ids == [c["conversation_id"] for c in read_jsonl(path)]  # each once, in order
+    assert len(chunks) > 3 and sum(read) == path.stat().st_size
+
+
+def test_a_repeated_key_found_after_the_last_chunk_names_its_line(tmp_path, monkeypatch):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(_lines(100) + [_lines(1, 3)[0].replace('"c3"', '"other"')]) + "\n")
+    monkeypatch.setattr(_arrow, "CHUNK_BYTES", 2000)
+    given = []
+    with pytest.raises(InputError, match=r":101: field 'replica': case 'k1', label 'ESC', replica 0 repeats line 4"):
+        for records in iter_records(path, messages=False):
+            given.append(len(records))
+    assert sum(given) == 101  # Arrow gave every line; then the reference reader found the repeat
+
+
+@pytest.mark.parametrize("data, refused", [
+    (b'{"a": 1}\n{"b": 2}\n', False),
+    (b'\n  \n{"a": 1}\r\n\t{"b": [null]}\n\n', False),
+    (b'null\n{"a": 1}\n', True),
+    (b'{"a": 1}\n  null  \n{"b": 2}\n', True),
+    (b'{"a": 1}\n{"b": 2}\n[{"c": 3}]', True),
+    (b'{"a": "x\\nnull"}\n   \n 7\n', True),
+])
+def test_a_line_that_is_not_an_object_never_reaches_arrow(tmp_path, data, refused):
+    """pyarrow's JSON reader crashes the process on a top-level ``null`` line: the chunks that
+    feed it stop at any line not starting with ``{``, wherever the chunks cut the file; and
+    the chunks hold the whole file, in order."""
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(data)
+    for size in range(1, len(data) + 1):
+        try:
+            chunks = list(_arrow._line_chunks(path, size))
+        except FastPathUnavailable:
+            assert refused, size
+        else:
+            assert not refused, size
+            assert b"".join(bytes(text) for _, text in chunks) == data
+            assert sum(read for read, _ in chunks) == len(data)

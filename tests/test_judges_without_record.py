@@ -9,7 +9,8 @@ from scipy import stats
 
 from escalation import simulate
 from escalation.estimators import predictive_value_correction, rogan_gladen, score_records
-from escalation.studies._calibration import mode_b_profile, run_cell, unmarked_policy
+from escalation.studies._judges import run_cell
+from escalation.studies._without_record import mode_b_profile
 
 
 def _mode_b_row(fake_rate, reps):
@@ -79,7 +80,7 @@ def test_mode_b_study_corrected_bias_is_within_two_mcse_of_zero():
 def test_the_notice_identifies_the_whole_inflation_from_unmarked_look_ups():
     sim = simulate.simulate("lookup_before_escalating", 300, seed=41)
     marked = score_records(sim.records, sim.policy)
-    unmarked = score_records(sim.records, unmarked_policy(sim.policy))
+    unmarked = score_records(sim.records, sim.policy.without_read_only_marks())
     esc = (marked["label"] == "ESC").to_numpy(bool)
     u_marked, u_unmarked = marked["u"].to_numpy(float)[esc], unmarked["u"].to_numpy(float)[esc]
     flagged = unmarked["only_unmarked_before_handoff"].to_numpy(bool)[esc]
@@ -87,4 +88,9 @@ def test_the_notice_identifies_the_whole_inflation_from_unmarked_look_ups():
     assert inflated.mean() > 0.5  # always looks up before the transfer: most correct ones now count as errors
     np.testing.assert_array_equal(flagged, inflated)
     assert u_unmarked[~flagged].sum() == u_marked.sum()
-    assert unmarked_policy(sim.policy).read_only_tools == frozenset()
+    unmarked_policy = sim.policy.without_read_only_marks()
+    assert unmarked_policy.read_only_tools == frozenset()
+    # paper section 4: a look-up is read-only with the marks and an unmarked tool (an action) without them
+    assert (sim.policy.kind("get_order"), unmarked_policy.kind("get_order")) == ("read_only", "unmarked")
+    assert unmarked_policy.escalation_tools == sim.policy.escalation_tools
+    assert unmarked_policy.action_tools == sim.policy.action_tools

@@ -1,0 +1,120 @@
+"""The judges study (``escalation study judges``): how far to trust a judge, and a measurement without full marks.
+
+One design grid of five parts, each in its own module, run by one engine call (cell ``i`` gets
+child ``i`` of the root seed): :mod:`._judges_calibration`, :mod:`._judges_doubt`,
+:mod:`._without_record` (mode B), :mod:`._read_only` and :mod:`._judges_causes`. Each part gives
+its design rows, its cell function, its tables and its section of ``report.md``.
+
+ADEMP (Morris, White & Crowther 2019):
+
+- **Aims**: (1) calibrate the per-turn judge per language against the pair labels and find how
+  many pairs a calibration needs; (2) show that doubt must be measured (several runs or
+  paraphrased questions), not read off the judge's stated confidence; (3) measure the bias of
+  under-escalation observed without a record as the fake-escalation rate grows, and correct it
+  with a validation subsample that has the record; (4) measure the inflation of under-escalation
+  when the look-ups are not marked read-only, and how much of it the notice identifies; (5) the
+  cause judge with and without the instructions the assistant received.
+- **Data-generating mechanism**: the synthetic world (:mod:`escalation.simulate`). The per-turn judge is
+  :class:`escalation.simulate.SimulatedTurnJudge` (calibrated in English, too eager and too sure in
+  Spanish, :data:`escalation.simulate.JUDGE_CALIBRATION`); mode B uses the profile
+  ``invents_actions`` with its fake-escalation probability set to each rate of the grid.
+- **Estimands**: the label rate given ``p`` (calibration), the judge's errors (doubt), the true
+  ``p_u`` (mode B; exact, :func:`escalation.simulate.expected_rates`), ``p_u`` with the marks (read-only).
+- **Methods**: raw ``p``, Platt scaling and isotonic regression, 5-fold cross-fitted by case;
+  doubt signals; the text-only rate, the predictive-value and the Rogan-Gladen corrections.
+- **Performance**: ECE and calibration bias (mean ``p`` minus mean label) with their MCSE, the
+  error of the obligation turn; AUROC for the judge's errors with its standard error; bias and
+  coverage of the corrected rate with their MCSE; inflation and the share the notice flags.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from escalation.estimators import write_atomic
+from escalation.simulate import JUDGE_CALIBRATION
+from . import _judges_calibration, _judges_causes, _judges_doubt, _read_only, _without_record
+from ._engine import run_cells
+from ._figure_files import save_figure
+from ._tables import write_table
+
+__all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "write_report", "run_study"]
+
+DEFAULT_SEED = 20240707
+#: The parts of the study, in design and report order, by the name in the ``part`` column.
+PARTS = {"calibration": _judges_calibration, "doubt": _judges_doubt, "mode_b": _without_record,
+         "read_only": _read_only, "causes": _judges_causes}
+TITLES = {name: title for part in PARTS.values() for name, title in part.TITLES.items()}
+
+
+def design_grid(*, smoke: bool = False, reps: int | None = None) -> pd.DataFrame:
+    """The study's cells (written to ``design.csv`` before the run).
+
+    ``part`` says what a cell measures: ``calibration`` (language x pairs per language),
+    ``doubt`` (language), ``mode_b`` (fake-escalation rate), ``read_only`` (profile) and
+    ``causes`` (profile). ``reps`` data sets per calibration, mode B and read-only cell (default
+    200; 20 with ``smoke``, which also uses fewer pairs, rates and cases); a doubt or causes cell
+    is one sample of ``cases`` cases (``reps`` 1).
+    """
+    reps = int(reps if reps is not None else (20 if smoke else 200))
+    rows = [row for part in PARTS.values() for row in part.design_rows(smoke=smoke)]
+    columns = ["part", "language", "pairs", "fake_rate", "profile", "cases"]
+    design = pd.DataFrame(rows, columns=columns)
+    design["profile"] = design["profile"].fillna("")
+    design["language"] = design["language"].fillna("")
+    design["pairs"] = design["pairs"].astype("Int64")
+    design["reps"] = np.where(design["part"].isin(["doubt", "causes"]), 1, reps)
+    return design
+
+
+def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
+    """Simulate and analyse one design cell; long rows ``stat, est, mcse`` with their keys."""
+    return PARTS[row["part"]].cell(row, seed_seq)
+
+
+def summarise(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The study's tables from the long results (every one a pure function of ``long``)."""
+    return {name: table for part in PARTS.values() for name, table in part.tables(long).items()}
+
+
+def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
+    """``report.md``: the findings in sentences, every number read from the tables."""
+    languages = tables["calibration_detail"]["language"].unique()
+    curves = ", ".join(f"`{lang}` {JUDGE_CALIBRATION[lang]}" for lang in languages if lang in JUDGE_CALIBRATION)
+    lines = ["# Judges and the calibration study: report\n",
+             f"Seed {facts['seed']}, {facts['reps']} data sets per calibration, mode B and read-only cell; one "
+             f"sample per doubt and cause cell (design.csv, run.json). The per-turn "
+             f"judge sees only the instructions and the user's messages; its probabilities never change u, o "
+             f"or pi. The simulated judge's calibration curves (logit shift, slope): {curves}; (0, 1) is "
+             f"calibrated by construction.\n"]
+    for part in PARTS.values():
+        lines += part.report_lines(tables)
+    lines += ["\n## Figures\n", "- reliability: reliability diagram per language; calibration_bias: bias and ECE "
+              "against pairs per language; mode_b: without-record and corrected bias against the fake-escalation "
+              "rate (PNG and PDF)."]
+    write_atomic(path, "\n".join(lines) + "\n")
+
+
+def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, reps: int | None = None,
+              progress: bool = True, backend: str = "local", scheduler: str | None = None) -> dict[str, pd.DataFrame]:
+    """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures and
+    ``report.md``. Every table is identical for any ``n_jobs`` and ``backend``; a stopped run resumes
+    in the same folder (:func:`escalation.studies.run_cells`)."""
+    from escalation.figures import plot_calibration_bias, plot_mode_b, plot_reliability
+    out_dir = Path(out_dir)
+    design = design_grid(smoke=smoke, reps=reps)
+    facts = {"study": "judges", "smoke": smoke, "reps": int(design["reps"].max())}
+    long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
+                     backend=backend, scheduler=scheduler, description="judges and calibration",
+                     run_facts=facts)
+    write_table(long, out_dir, "results")
+    tables = summarise(long)
+    for name, table in tables.items():
+        write_table(table, out_dir, name, TITLES[name])
+    save_figure(plot_reliability(tables["reliability"]), out_dir / "reliability")
+    save_figure(plot_calibration_bias(tables["calibration_detail"]), out_dir / "calibration_bias")
+    save_figure(plot_mode_b(tables["mode_b_methods"]), out_dir / "mode_b")
+    write_report(tables, out_dir / "report.md", facts={"seed": seed, **facts})
+    return {"results": long, **tables}

@@ -1,0 +1,188 @@
+"""Part 1 of the judges study: calibrate the per-turn judge per language, and how many pairs a calibration needs.
+
+The simulated judge (:class:`escalation.simulate.SimulatedTurnJudge`) is calibrated in English
+and too eager and too sure in Spanish. A map (raw ``p``, Platt scaling, isotonic regression) is
+fitted on ``pairs`` labelled pairs and measured on :data:`TEST_PAIRS` fresh pairs of the same
+language (ECE, calibration bias = mean ``p`` minus mean label, each with its MCSE), and,
+cross-fitted on the labelled pairs themselves (5 folds by case), on the obligation turn.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from escalation.estimators import (CALIBRATION_METHODS, TurnProbabilities, calibration_bias, cross_fit,
+                                   expected_calibration_error, fit_calibration, judge_turns, reliability_table)
+from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
+from ._judges_common import TAU, fmt, int_seed, wide
+from ._performance import mean
+
+__all__ = ["FOLDS", "PAIRS", "TEST_PAIRS", "TITLES", "design_rows", "cell", "tables", "report_lines"]
+
+FOLDS = 5
+LANGUAGES = ("en", "es")
+PAIRS = (25, 50, 100, 200, 400, 800, 1600)
+#: Fresh pairs per data set on which a calibration fitted on the labelled pairs is measured.
+TEST_PAIRS = 1000
+
+TITLES = {
+    "calibration": "Calibration of the per-turn judge per language: ECE and bias on fresh pairs of the map fitted on "
+                   "`pairs` labelled pairs (raw: no map)",
+    "calibration_detail": "Calibration on fresh pairs, cross-fitted on the labelled pairs, and the obligation turn of "
+                          "the labelled conversations, with Monte Carlo standard errors",
+    "reliability": "Reliability diagram of the per-turn judge on fresh pairs (pooled data sets, largest sample)",
+}
+
+
+def design_rows(*, smoke: bool) -> list[dict]:
+    """One cell per language and number of labelled pairs (two sizes with ``smoke``)."""
+    pairs = (50, 400) if smoke else PAIRS
+    return [dict(part="calibration", language=lang, pairs=n, cases=n) for lang in LANGUAGES for n in pairs]
+
+
+def _obligation_errors(probabilities: TurnProbabilities, is_esc: np.ndarray, true_turn: np.ndarray):
+    """Share of ESC conversations whose obligation turn is not the true one (none counts), and share
+    of ACT conversations given an obligation turn at all."""
+    judged = probabilities.obligation_turn(TAU).to_numpy(np.int64, na_value=-1)
+    return float(np.mean(judged[is_esc] != true_turn[is_esc])), float(np.mean(judged[~is_esc] >= 0))
+
+
+def _calibration_replication(n: int, language: str, seed_seq: np.random.SeedSequence):
+    """One data set: ``n`` labelled pairs (all turns judged) and :data:`TEST_PAIRS` fresh pairs.
+
+    Returns per method the statistics of :func:`cell` and the fresh sample's
+    calibrated ``p`` and labels (for the reliability diagram).
+    """
+    sim_seed, test_seed, judge_seed, fold_seed = seed_seq.spawn(4)
+    judge = SimulatedTurnJudge(seed=int_seed(judge_seed))
+    instructions = world_instructions()
+    sim = simulate("follows_policy", n, languages=(language,), seed=int_seed(sim_seed))
+    # one turn per fresh conversation: its p is the last-turn p of a conversation of any length
+    test = simulate("follows_policy", TEST_PAIRS, languages=(language,), max_turns=1, seed=int_seed(test_seed))
+    probs = judge_turns(sim.records, instructions, judge)
+    test_p = judge_turns(test.records, instructions, judge).final()
+    label = (sim.records.conversations["label"] == "ESC").to_numpy(float)
+    test_label = (test.records.conversations["label"] == "ESC").to_numpy(float)
+    true_turn = sim.truth["obligation_turn"].to_numpy(np.int64, na_value=-1)
+    case = np.arange(2 * n) // 2
+    final = probs.final()
+    folds_rng = np.random.default_rng(fold_seed)
+    stats, fresh = {}, {}
+    for method in CALIBRATION_METHODS:
+        if method == "raw":
+            crossfitted, item_p, calibrated = final, probs.p, test_p
+        else:
+            fit = cross_fit(final, label, case, method, folds=FOLDS, rng=folds_rng)
+            crossfitted, item_p = fit.calibrated, fit.apply(probs.p, case[probs.conversation])
+            calibrated = fit_calibration(final, label, method)(test_p)
+        turns = TurnProbabilities(probs.conversation, probs.turn, item_p[None, :], 2 * n)
+        esc_error, act_false = _obligation_errors(turns, label == 1, true_turn)
+        stats[method] = {"ece": expected_calibration_error(calibrated, test_label),
+                         "bias": calibration_bias(calibrated, test_label),
+                         "ece_crossfit": expected_calibration_error(crossfitted, label),
+                         "bias_crossfit": calibration_bias(crossfitted, label),
+                         "obligation_esc_error": esc_error, "obligation_act_false": act_false}
+        fresh[method] = calibrated
+    return stats, fresh, test_label
+
+
+def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
+    """Calibration from ``pairs`` labelled pairs of one language, over ``reps`` data sets.
+
+    Each data set has its own judge (a new seed: a new persistent error per question). The map
+    is fitted on the labelled pairs: cross-fitted (5 folds by case) for the labelled
+    conversations themselves (``*_crossfit``, the obligation turn), and on all of them for
+    :data:`TEST_PAIRS` fresh pairs of the same language (``ece``, ``bias``: the calibration a
+    language gets from that many pairs).
+    """
+    n, reps, language = int(row["pairs"]), int(row["reps"]), row["language"]
+    per_method: dict[str, dict[str, list]] = {m: {} for m in CALIBRATION_METHODS}
+    pooled = {m: [] for m in CALIBRATION_METHODS}
+    labels = []
+    for rep_seed in seed_seq.spawn(reps):
+        stats, fresh, test_label = _calibration_replication(n, language, rep_seed)
+        labels.append(test_label)
+        for method in CALIBRATION_METHODS:
+            for stat, value in stats[method].items():
+                per_method[method].setdefault(stat, []).append(value)
+            pooled[method].append(fresh[method])
+    out = [mean(values, method=method, stat=stat) for method in CALIBRATION_METHODS
+           for stat, values in per_method[method].items()]
+    for method in CALIBRATION_METHODS:
+        table = reliability_table(np.concatenate(pooled[method]), np.concatenate(labels))
+        for record in table.to_dict(orient="records"):
+            for stat in ("count", "mean_p", "label_rate"):
+                out.append({"method": method, "stat": f"reliability_{stat}", "bin": record["bin"],
+                            "est": float(record[stat]), "mcse": float("nan")})
+    return out
+
+
+def tables(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``calibration``, ``calibration_detail`` and ``reliability`` from the long results."""
+    tables = {}
+    method_order = {m: i for i, m in enumerate(CALIBRATION_METHODS)}
+    detail = wide(long, "calibration", ["language", "method", "pairs"],
+                  ["ece", "bias", "ece_crossfit", "bias_crossfit", "obligation_esc_error", "obligation_act_false"])
+    detail = detail.sort_values(["language", "method", "pairs"], key=lambda c: c.map(method_order)
+                                if c.name == "method" else c, kind="stable").reset_index(drop=True)
+    detail["pairs"] = detail["pairs"].astype(np.int64)
+    tables["calibration"] = detail[["language", "method", "pairs", "ece", "bias", "bias_mcse"]]
+    tables["calibration_detail"] = detail[["language", "method", "pairs", "ece", "ece_mcse", "bias", "bias_mcse",
+                                           "ece_crossfit", "ece_crossfit_mcse", "bias_crossfit", "bias_crossfit_mcse",
+                                           "obligation_esc_error", "obligation_esc_error_mcse",
+                                           "obligation_act_false", "obligation_act_false_mcse"]]
+    largest = long.loc[long["part"] == "calibration", "pairs"].max()
+    rel = long[(long["part"] == "calibration") & (long["pairs"] == largest)
+               & long["stat"].str.startswith("reliability_")]
+    rel = rel.pivot_table(index=["language", "method", "bin"], columns="stat", values="est", sort=False,
+                          dropna=False).reset_index()
+    rel.columns = [c.removeprefix("reliability_") for c in rel.columns]
+    rel.insert(2, "pairs", int(largest))
+    tables["reliability"] = rel[["language", "method", "pairs", "bin", "count", "mean_p", "label_rate"]]
+    return tables
+
+
+def _from_on(holds: pd.Series) -> str:
+    """``from N pairs on``: the smallest N from which ``holds`` is true at every larger size too."""
+    if not holds.iloc[-1]:
+        return f"not at {holds.index[-1]} pairs, the largest size"
+    failing = holds.index[~holds.to_numpy(bool)]
+    first = holds.index[holds.index > failing.max()].min() if len(failing) else holds.index.min()
+    return f"from {first} pairs on"
+
+
+def report_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """The report's section on calibration, every number read from the tables."""
+    detail = tables["calibration_detail"]
+    lines = ["## Calibration per language (calibration.csv, calibration_detail.csv)\n",
+             f"A map is fitted on the labelled pairs of a data set and measured on {2 * TEST_PAIRS} fresh "
+             f"conversations of the same language (ECE over 10 bins, bias = mean p - mean label). On that many "
+             f"conversations even a calibrated judge measures an ECE above 0 (its noise floor).\n"]
+    most = detail["pairs"].max()
+    for language, part in detail.groupby("language", sort=False):
+        raw = part[part["method"] == "raw"].set_index("pairs")
+        lines.append(f"- `{language}`, raw judge: ECE {fmt(raw['ece'].mean())}, bias {fmt(raw['bias'].mean(), 4)} "
+                     f"(mean over the pair sizes; it does not depend on them).")
+        for method in ("platt", "isotonic"):
+            fitted = part[part["method"] == method].set_index("pairs")
+            gap = fitted["ece"] - raw.loc[fitted.index, "ece"]
+            noise = 2 * np.hypot(fitted["ece_mcse"], raw.loc[fitted.index, "ece_mcse"])
+            curve = ", ".join(f"{n}: {fmt(v)}" for n, v in fitted["ece"].items())
+            lines.append(f"  - {method}: ECE by pairs {curve}; bias at {most} pairs "
+                         f"{fmt(fitted.loc[most, 'bias'], 4)} (MCSE {fmt(fitted.loc[most, 'bias_mcse'], 4)}); "
+                         f"below the raw ECE by more than 2 MCSE: {_from_on(gap < -noise)}; not above it by more "
+                         f"than 2 MCSE: {_from_on(gap <= noise)}.")
+    small = detail[detail["pairs"] == detail["pairs"].min()]
+    crossfit_bias = detail.loc[detail["method"] != "raw", "bias_crossfit"].abs().max()
+    lines.append(f"\nCross-fitted on the labelled pairs themselves (5 folds by case), the bias is near 0 by "
+                 f"construction (largest |bias| of a fitted map {fmt(crossfit_bias, 4)}), and at "
+                 f"{int(small['pairs'].iloc[0])} pairs the cross-fitted ECE ({fmt(small['ece_crossfit'].min())} to "
+                 f"{fmt(small['ece_crossfit'].max())}) over-states the fresh one ({fmt(small['ece'].min())} to "
+                 f"{fmt(small['ece'].max())}): a few labelled pairs cannot measure a calibration.")
+    lines.append("\nObligation turn (first turn with p_t >= 0.5, maps cross-fitted) at the largest sample: share of "
+                 "ESC conversations whose turn is wrong (or missing) / share of ACT conversations given one:")
+    for (language, method), part in detail[detail["pairs"] == most].groupby(["language", "method"], sort=False):
+        row = part.iloc[0]
+        lines.append(f"- `{language}` {method}: {fmt(row['obligation_esc_error'])} / "
+                     f"{fmt(row['obligation_act_false'])}")
+    return lines

@@ -1,0 +1,46 @@
+"""What the parts of the judges study share: seeds, the ESC half of a sample, wide tables, numbers in prose."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from escalation.estimators import Records
+
+__all__ = ["TAU", "int_seed", "esc_records", "wide", "fmt"]
+
+#: The obligation turn is the first turn with ``p_t >= TAU``; a judge run errs where ``p >= TAU``
+#: disagrees with the label.
+TAU = 0.5
+
+
+def int_seed(seed_seq: np.random.SeedSequence) -> int:
+    """An integer seed for the functions that take one (``simulate``, the simulated judges)."""
+    return int(seed_seq.generate_state(1)[0])
+
+
+def esc_records(records: Records) -> Records:
+    """The ESC conversations of ``records`` alone (under-escalation needs no ACT half)."""
+    keep = (records.conversations["label"] == "ESC").to_numpy(bool)
+    new_row = np.cumsum(keep) - 1
+
+    def subset(frame):
+        conv = frame["conv"].to_numpy(np.int64)
+        part = frame[keep[conv]].reset_index(drop=True)
+        return part.assign(conv=new_row[part["conv"].to_numpy(np.int64)])
+    return Records(records.conversations[keep].reset_index(drop=True), subset(records.calls),
+                   subset(records.messages))
+
+
+def wide(long: pd.DataFrame, part: str, index: list[str], stats: list[str]) -> pd.DataFrame:
+    """The rows of ``part`` with a ``stat`` in ``stats``, one column per stat and one ``<stat>_mcse`` beside it."""
+    rows = long[(long["part"] == part) & long["stat"].isin(stats)]
+    table = rows.pivot_table(index=index, columns="stat", values=["est", "mcse"], sort=False, dropna=False)
+    table.columns = [stat if kind == "est" else f"{stat}_mcse" for kind, stat in table.columns]
+    return table.reset_index()
+
+
+def fmt(value, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals for the report, ``n/a`` for None or NaN."""
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
