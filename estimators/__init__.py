@@ -94,7 +94,8 @@ from ._pipeline import score_file
 from ._planning import (DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
                         plan_paired_figure, scenarios_needed, wilson_sample_size)
 from ._policy import Policy, load_policy
-from ._records import Records, UniqueKeys, check_unique_keys, iter_jsonl, normalise_conversation, read_jsonl
+from ._keys import UniqueKeys, check_unique_keys
+from ._records import Records, iter_jsonl, normalise_conversation, read_jsonl
 from ._reference import score_conversation
 from ._scored import read_scored
 from ._summary import BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, clustered_rate

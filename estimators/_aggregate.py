@@ -12,7 +12,7 @@ import pandas as pd
 
 from ._pairs import match_pairs, pair_halves
 from ._planned import PlannedConversations
-from ._records import check_unique_keys
+from ._keys import check_unique_keys
 from ._summary import BaseSummary, NotEvaluated, PairedSummary, Summary, rate_of_clusters
 from ._vocabulary import ACT, BASE_CAUSES, ESC, NOT_EVALUATED_REASONS, OVER_CAUSES, UNDER_CAUSES
 

@@ -23,7 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ._records import Records, iter_jsonl, key_hashes
+from ._keys import key_hashes
+from ._records import Records, iter_jsonl
 from ._vocabulary import scenario_ids
 
 __all__ = ["FastPathUnavailable", "iter_records"]

@@ -7,7 +7,7 @@ import orjson
 import pandas as pd
 
 from ._errors import InputError
-from ._records import check_unique_keys
+from ._keys import check_unique_keys
 
 __all__ = ["read_scored"]
 

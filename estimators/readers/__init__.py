@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from .._errors import InputError
 from .._labels import Labels, load_labels
-from .._records import UniqueKeys
+from .._keys import UniqueKeys
 from ._inspect import conversation as inspect_sample_conversation
 from ._registry import FORMATS, READERS, detect
 from ._source import ReadOptions, head_document, load_document

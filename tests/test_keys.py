@@ -1,4 +1,4 @@
-"""The key rule (SPEC sections 5 and 6), written once in ``estimators._records``: every reader
+"""The key rule (SPEC sections 5 and 6), written once in ``estimators._keys``: every reader
 and the table check accept and refuse the same inputs, with the same message.
 
 SPEC 6: "``conversation_id`` (string) is required and unique in a file"; SPEC 5: "Two
@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import pytest
 
-from escalation.estimators import (InputError, Policy, UniqueKeys, _records, check_unique_keys, normalise_conversation,
+from escalation.estimators import (InputError, Policy, UniqueKeys, _keys, check_unique_keys, normalise_conversation,
                                    read_conversations, read_jsonl, score_file)
 
 POLICY = Policy.from_dict({"escalation_tools": ["esc"]})
@@ -103,7 +103,7 @@ def test_the_table_check_takes_nan_for_a_missing_case():
 
 def test_keys_that_share_a_hash_are_not_repeats_in_a_table(monkeypatch):
     """Every key hashes to 0: the table check still refuses only keys that are really equal."""
-    monkeypatch.setattr(_records, "hash", lambda key: 0, raising=False)
+    monkeypatch.setattr(_keys, "hash", lambda key: 0, raising=False)
     frame = pd.DataFrame({"conversation_id": ["a", "b", "c"], "case_id": ["k", "k", None],
                           "label": ["ESC", "ACT", "ESC"], "replica": [0, 0, 0]})
     check_unique_keys(frame)  # no error
@@ -121,7 +121,7 @@ def _items(keys):
 
 def test_keys_that_share_a_hash_are_not_repeats(monkeypatch):
     """Every key hashes to 0: only keys that are really equal stop the run."""
-    monkeypatch.setattr(_records, "hash", lambda key: 0, raising=False)
+    monkeypatch.setattr(_keys, "hash", lambda key: 0, raising=False)
     items = _items([("a", "k", "ESC", 0), ("b", "k", "ACT", 0), ("c", "k", "ESC", 1), ("d", None, None, 0)])
     keys = UniqueKeys("f.jsonl", lambda: items)
     keys.add(items[:2])
@@ -135,7 +135,7 @@ def test_keys_that_share_a_hash_are_not_repeats(monkeypatch):
 ])
 def test_a_repeat_names_both_lines(monkeypatch, fake_hash, repeat, earlier, line, field):
     if fake_hash:
-        monkeypatch.setattr(_records, "hash", lambda key: 7, raising=False)
+        monkeypatch.setattr(_keys, "hash", lambda key: 7, raising=False)
     items = _items([("a", "k", "ESC", 0), ("b", "k", "ACT", 0), ("c", "k", "ESC", 1), ("d", None, None, 0), repeat])
     keys = UniqueKeys("f.jsonl", lambda: items)
     with pytest.raises(InputError) as err:
