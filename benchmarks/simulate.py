@@ -4,7 +4,7 @@ Run: python benchmarks/simulate.py [--conversations 1000000] [--jsonl 200000]
 
 Prints the time to generate the conversations in columnar form (Records + truth; target: one
 million in at most 10 s on the project's 2-core machine), for one replica per scenario and
-for ten, in modes A and B, and the JSONL writing rate (conversations and MB per second).
+for ten, in modes record and text, and the JSONL writing rate (conversations and MB per second).
 """
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ def main() -> None:
     args = parser.parse_args()
     n = args.conversations
     print(f"simulate: {n:,} conversations of {args.profile}, rho 0.2, seed 1 (cpu count {os.cpu_count()})")
-    print(f"{'replicas':>8} {'mode':>4} {'seconds':>8} {'conv/s':>12} {'calls':>10} {'messages':>11}")
+    print(f"{'replicas':>8} {'mode':>6} {'seconds':>8} {'conv/s':>12} {'calls':>10} {'messages':>11}")
     S.simulate(args.profile, cases=10, seed=0)   # warm-up: imports and cached tables
     slowest = 0.0
     for replicas in (1, 10):
-        for mode in ("A", "B"):
+        for mode in ("record", "text"):
             start = time.perf_counter()
             sim = S.simulate(args.profile, cases=n // (2 * replicas), replicas=replicas, rho=0.2, mode=mode, seed=1)
             seconds = time.perf_counter() - start
-            print(f"{replicas:>8} {mode:>4} {seconds:>8.2f} {len(sim) / seconds:>12,.0f} "
+            print(f"{replicas:>8} {mode:>6} {seconds:>8.2f} {len(sim) / seconds:>12,.0f} "
                   f"{len(sim.records.calls):>10,} {len(sim.records.messages):>11,}")
             slowest = max(slowest, seconds)
             del sim

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode
+from escalation.estimators import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode, scenario_ids
 
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
 from ._text import (APPROVAL, ACTION, FILLER_CODE, HANDOFF, LOOKUP, N_VARIANTS, SAY_CODES,
@@ -170,7 +170,7 @@ def _check_scenarios(scenarios: pd.DataFrame) -> pd.DataFrame:
         frame[column] = _object(np.array([getattr(k, column) for k in KINDS], dtype=object)[kind])
     frame["gated"] = np.array([k.action_tool in policy.gated_tools for k in KINDS])[kind]
     frame["distance"] = np.abs(np.log(frame["amount"].to_numpy(float) / frame["threshold"].to_numpy(float)))
-    frame["scenario_id"] = _object(case_id + ":" + label)
+    frame["scenario_id"] = _object(scenario_ids(case_id, label, case_id))
     return frame
 
 

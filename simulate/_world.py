@@ -14,7 +14,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import Policy, load_policy
+from escalation.estimators import ACT, ESC, Policy, load_policy, scenario_ids
 
 __all__ = ["CaseKind", "KINDS", "LANGUAGES", "CASES_PER_CHUNK", "world_policy", "world_policy_path",
            "make_scenarios", "chunk_seeds"]
@@ -156,7 +156,7 @@ def make_scenarios(cases: int, *, seed: int, languages=LANGUAGES, max_turns: int
     def both(values):
         return np.repeat(values, 2)
 
-    label = np.tile(np.array(["ESC", "ACT"], dtype=object), cases)
+    label = np.tile(np.array([ESC, ACT], dtype=object), cases)
     is_esc = np.tile([True, False], cases)
     amount = np.stack([esc_amount, act_amount], axis=1).ravel()
     policy = world_policy()
@@ -167,7 +167,7 @@ def make_scenarios(cases: int, *, seed: int, languages=LANGUAGES, max_turns: int
         "case": both(case),
         "case_id": case_id,
         "label": label,
-        "scenario_id": case_id + np.tile(np.array([":ESC", ":ACT"], dtype=object), cases),
+        "scenario_id": scenario_ids(case_id, label, case_id),
         "kind": both(kind_names[kind]),
         "language": both(np.array(languages, dtype=object)[lang]),
         "pressure": both(pressure),
