@@ -192,10 +192,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         follow from ``assistant_turns``, ``turn``, the score and ``cause``
         (:func:`estimators._output.cells`).
     """
-    return _score(records, policy, check_mode(mode), judge)
-
-
-def _score(records: Records, policy: Policy, mode: str, judge) -> pd.DataFrame:
+    mode = check_mode(mode)
     conv = records.conversations
     n = len(conv)
     call_conv = records.calls["conv"].to_numpy(np.int64)
