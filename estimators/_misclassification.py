@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._intervals import z_value
+from ._intervals import ConfidenceInterval, z_value
 
 __all__ = ["CorrectedRate", "predictive_value_correction", "rogan_gladen"]
 
@@ -35,24 +35,31 @@ class CorrectedRate:
     ----------
     method : str
         ``predictive_values`` or ``rogan_gladen``.
-    estimate, se, low, high : ndarray
-        Corrected rate, its delta-method standard error and Wald interval (NaN where undefined).
+    estimate, se : ndarray
+        Corrected rate and its delta-method standard error (NaN where undefined).
     observed : ndarray
         The text-only rate ``q`` of the main sample.
     confidence : float
+        The level :meth:`ci` gives by default.
     """
 
     method: str
     estimate: np.ndarray
     se: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
     observed: np.ndarray
     confidence: float
 
-    def covers(self, value) -> np.ndarray:
+    def ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """The Wald interval ``estimate -+ z se``, clipped to [0, 1] (NaN where undefined)."""
+        z = z_value(self.confidence if confidence_level is None else confidence_level)
+        defined = np.isfinite(self.estimate)
+        return ConfidenceInterval(np.where(defined, np.clip(self.estimate - z * self.se, 0.0, 1.0), np.nan),
+                                  np.where(defined, np.clip(self.estimate + z * self.se, 0.0, 1.0), np.nan))
+
+    def covers(self, value, confidence_level: float | None = None) -> np.ndarray:
         """Whether each interval contains ``value`` (False where the interval is undefined)."""
-        return (self.low <= value) & (value <= self.high)
+        low, high = self.ci(confidence_level)
+        return (low <= value) & (value <= high)
 
 
 def _ratio(k, n):
@@ -64,11 +71,8 @@ def _ratio(k, n):
 
 
 def _finish(method, estimate, variance, q, confidence) -> CorrectedRate:
-    z = z_value(confidence)
-    se = np.sqrt(np.maximum(variance, 0.0))
-    low = np.where(np.isfinite(estimate), np.clip(estimate - z * se, 0.0, 1.0), np.nan)
-    high = np.where(np.isfinite(estimate), np.clip(estimate + z * se, 0.0, 1.0), np.nan)
-    return CorrectedRate(method, estimate, se, low, high, q, float(confidence))
+    z_value(confidence)  # the level is checked when the result is made
+    return CorrectedRate(method, estimate, np.sqrt(np.maximum(variance, 0.0)), q, float(confidence))
 
 
 def predictive_value_correction(text_errors, n, flagged_errors, flagged, unflagged_errors, unflagged, *,

@@ -78,10 +78,11 @@ def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
         )
         for corrected in corrections:
             keys = dict(method=corrected.method, validation=size)
+            low, high = corrected.ci()
             out += [mean(corrected.estimate, stat="mean", **keys),
                     mean(corrected.estimate - truth, stat="bias", **keys),
-                    *interval_rows(corrected.low, corrected.high, truth, **keys),
-                    mean(corrected.high - corrected.low, stat="width", **keys),
+                    *interval_rows(low, high, truth, **keys),
+                    mean(high - low, stat="width", **keys),
                     {**keys, "stat": "undefined", "est": float(np.isnan(corrected.estimate).mean()), "mcse": 0.0}]
     return out
 

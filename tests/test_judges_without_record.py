@@ -42,7 +42,10 @@ def test_predictive_value_correction_by_hand():
     fit = predictive_value_correction(20, 100, 18, 20, 8, 80)
     assert fit.estimate == pytest.approx(0.26)
     assert fit.se == pytest.approx(math.sqrt(0.001924))
-    assert fit.low == pytest.approx(0.26 - 1.959963984540054 * math.sqrt(0.001924))
+    low, high = fit.ci()  # Wald: 0.26 -+ z_0.975 sqrt(Var), z_0.975 = qnorm(0.975) in R
+    assert (low, high) == pytest.approx((0.26 - 1.959963984540054 * math.sqrt(0.001924),
+                                         0.26 + 1.959963984540054 * math.sqrt(0.001924)))
+    assert fit.ci(0.9).high == pytest.approx(0.26 + 1.6448536269514722 * math.sqrt(0.001924))  # qnorm(0.95)
     assert np.isnan(predictive_value_correction(20, 100, 0, 0, 8, 80).estimate)  # no flagged conversation: undefined
 
 
