@@ -41,12 +41,16 @@ Summary, RateSummary, PairedSummary, BaseSummary, NotEvaluated
                                  ``summary.under.ci(confidence_level=0.9)`` recomputes its interval
 clustered_rate                   a rate with the Kish design effect and the Wilson interval
 ConfidenceInterval               ``(low, high)``: every interval of the package is one
-z_value, wilson_interval, wilson_kish_interval, WilsonKishInterval, design_effect, anova_icc
-fleiss_cuzick_icc                the ICC of clustered binary outcomes
+cluster_design, ClusterDesign, ClusterSums, size_weighted_mean, RHO_WHEN_UNDEFINED
+                                 the design effect of SPEC section 5: the one rule
+clustered_interval, INTERVAL_METHODS, DEFAULT_INTERVAL, rho_upper_bound, korn_graubard_size,
+RHO_BOUND_LEVEL                  the interval of a clustered rate, by name (``--interval``)
+z_value, critical_value, wilson_interval, wilson_kish_interval, WilsonKishInterval, design_effect,
+anova_icc, fleiss_cuzick_icc     Wilson intervals, the Kish formula, the ICC of clustered 0/1 outcomes
 cluster_bootstrap, cluster_bootstrap_pi, paired_cluster_bootstrap, ClusterBootstrapResult,
 DegenerateIntervalWarning        the cluster bootstrap, of one rate or of two assistants' difference
-exact_coverage_wilson_kish, ExactCoverage, MAX_ESTIMATED_RHO_STATES
-                                 the exact coverage of the Wilson-Kish interval
+exact_coverage, ExactCoverage, MAX_ESTIMATED_RHO_STATES
+                                 the exact coverage of the clustered Wilson intervals
 
 Planning and comparison
 =======================
@@ -82,9 +86,12 @@ from ._compare import Comparison, MetricDifference, compare_scored
 from ._conformance import CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 from ._difference import newcombe_paired_interval, paired_correlation
 from ._errors import InputError
-from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage_wilson_kish
+from ._clustered import (DEFAULT_INTERVAL, INTERVAL_METHODS, RHO_BOUND_LEVEL, clustered_interval, korn_graubard_size,
+                         rho_upper_bound)
+from ._design import RHO_WHEN_UNDEFINED, ClusterDesign, ClusterSums, anova_icc, cluster_design, size_weighted_mean
+from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage
 from ._icc import fleiss_cuzick_icc
-from ._intervals import (ConfidenceInterval, WilsonKishInterval, anova_icc, design_effect, wilson_interval,
+from ._intervals import (ConfidenceInterval, WilsonKishInterval, critical_value, design_effect, wilson_interval,
                          wilson_kish_interval, z_value)
 from ._judge import PhraseJudge, TextJudge, turn_texts
 from ._labels import Labels, load_labels, load_plan
@@ -123,7 +130,9 @@ __all__ = [
     "clustered_rate", "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
     "fleiss_cuzick_icc", "cluster_bootstrap", "cluster_bootstrap_pi", "ClusterBootstrapResult", "ConfidenceInterval",
     "WilsonKishInterval",
-    "DegenerateIntervalWarning", "exact_coverage_wilson_kish", "ExactCoverage", "MAX_ESTIMATED_RHO_STATES",
+    "DegenerateIntervalWarning", "exact_coverage", "cluster_design", "ClusterDesign", "ClusterSums",
+    "size_weighted_mean", "RHO_WHEN_UNDEFINED", "clustered_interval", "INTERVAL_METHODS", "DEFAULT_INTERVAL",
+    "rho_upper_bound", "korn_graubard_size", "RHO_BOUND_LEVEL", "critical_value", "ExactCoverage", "MAX_ESTIMATED_RHO_STATES",
     # planning and comparison
     "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
     "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",

@@ -1,15 +1,17 @@
-"""Exact coverage of the Wilson and Wilson-Kish intervals under clustered binary data.
+"""Exact coverage of the clustered Wilson intervals under clustered binary data.
 
 No Monte Carlo: the coverage is a sum over every possible data summary, weighted by its
-probability. ``K`` clusters of ``m`` conversations each have independent totals ``y_j`` with a
-given distribution (binomial for independent data, beta-binomial for clustered data, any other
-for the paired figure); the interval depends on the data only through
+probability. ``K`` clusters have independent totals ``y_j`` with given distributions (binomial
+for independent data, beta-binomial for clustered data, any other for the paired figure). Every
+method of ``estimators._clustered.WILSON_METHODS`` is a function of the cluster sums
+(:class:`estimators.ClusterSums`), and of few of them:
 
-- the total ``Y`` when rho is fixed (Wilson, or Wilson-Kish with a known rho), and
-- the pair ``(Y, S)``, ``S = sum_j y_j^2``, when rho is estimated by the ANOVA estimator, which
-  with equal cluster sizes is a function of these sums alone.
+- the total ``Y`` when rho is fixed (Wilson, or Wilson-Kish with a known rho); the clusters may
+  then have different sizes and distributions;
+- the pair ``(Y, S)``, ``S = sum_j y_j^2``, when the interval reads the data's variation (the
+  estimated rho, its upper bound, the Korn-Graubard size) and the clusters are of equal size.
 
-Both distributions are ``K``-fold convolutions of one cluster's, computed with a Fourier
+Both distributions are convolutions of the clusters' distributions, computed with a Fourier
 transform: exact up to floating-point rounding (about 1e-12 on a coverage).
 """
 from __future__ import annotations
@@ -19,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft
 
-from ._icc import anova_icc_from_sums
-from ._intervals import wilson_kish_interval
+from ._clustered import DEFAULT_INTERVAL, WILSON_METHODS, interval_of_sums
+from ._design import ClusterSums
 
-__all__ = ["ExactCoverage", "exact_coverage_wilson_kish", "MAX_ESTIMATED_RHO_STATES"]
+__all__ = ["ExactCoverage", "exact_coverage", "MAX_ESTIMATED_RHO_STATES"]
 
 #: Largest number of (Y, S) values the estimated-rho enumeration visits (about 160 MB of
 #: transform); beyond it the exact coverage is NaN. ``(K m + 1) (K m (m - 1) / 2 + 1)``
@@ -60,29 +62,32 @@ class ExactCoverage:
                 "mean_width": self.mean_width, "truth": self.truth}
 
 
-def exact_coverage_wilson_kish(cluster_pmf, clusters: int, *, rho: float | None = None,
-                               confidence: float = 0.95,
-                               max_states: int = MAX_ESTIMATED_RHO_STATES) -> ExactCoverage:
-    """Exact coverage of the Wilson-Kish interval for ``clusters`` i.i.d. clusters of equal size.
+def exact_coverage(cluster_pmf, clusters: int, *, method: str = DEFAULT_INTERVAL, rho: float | None = None,
+                   confidence: float = 0.95, max_states: int = MAX_ESTIMATED_RHO_STATES) -> ExactCoverage:
+    """Exact coverage of a clustered Wilson interval for ``clusters`` independent clusters.
 
     Parameters
     ----------
-    cluster_pmf : array_like, shape (m + 1,)
-        ``P(y_j = t)`` for ``t = 0 .. m``: the distribution of one cluster's total; ``m`` is
-        the cluster size. A Bernoulli pmf ``[1 - p, p]`` with ``clusters = n`` gives the
-        binomial case.
+    cluster_pmf : array_like, shape (m + 1,), or a sequence of them
+        ``P(y_j = t)`` for ``t = 0 .. m``: the distribution of one cluster's total, ``m`` its
+        size; the clusters are i.i.d. A Bernoulli pmf ``[1 - p, p]`` with ``clusters = n``
+        gives the binomial case. A sequence of ``clusters`` pmfs (of any lengths) gives
+        clusters of different sizes or laws; only a fixed ``rho`` allows that.
     clusters : int
         Number of clusters ``K``.
+    method : str
+        One of ``wilson-kish``, ``wilson-kish-t``, ``wilson-kish-ucb``, ``korn-graubard``
+        (:func:`estimators.clustered_interval`).
     rho : float or None
-        Fixed intra-cluster correlation used in the design effect ``1 + (m - 1) rho``
-        (``0`` gives the plain Wilson interval, which ignores the clustering). ``None``
-        estimates it from each data set as the paper does: the ANOVA estimator truncated to
-        ``[0, 1]``, and 0 where it is undefined (SPEC section 5).
+        A fixed intra-cluster correlation for the Wilson-Kish methods (``0`` with
+        ``wilson-kish`` gives the plain Wilson interval, which ignores the clustering);
+        ``None`` reads it from each data set as SPEC section 5 does.
     confidence : float
         Two-sided level of the interval.
     max_states : int
-        With ``rho=None``, the largest number of ``(Y, S)`` values to enumerate; beyond it
-        every field of the result is NaN (see ``MAX_ESTIMATED_RHO_STATES``).
+        When the interval reads the data's variation, the largest number of ``(Y, S)``
+        values to enumerate; beyond it every field of the result is NaN
+        (see ``MAX_ESTIMATED_RHO_STATES``).
 
     Returns
     -------
@@ -90,36 +95,41 @@ def exact_coverage_wilson_kish(cluster_pmf, clusters: int, *, rho: float | None 
 
     Notes
     -----
-    With a fixed rho the interval is a function of ``Y = sum_j y_j``, whose distribution is the
-    ``K``-fold convolution of ``cluster_pmf``. With the estimated rho it is a function of
-    ``(Y, S)``; rather than enumerating the ``C(K + m, m)`` multisets of cluster totals, we
-    enumerate the ``(K m + 1) (K m (m - 1) / 2 + 1)`` values of ``(Y, (S - Y) / 2)``, whose
-    distribution is the ``K``-fold convolution of the one-cluster distribution placed at
-    ``(t, t (t - 1) / 2)``. Convolutions are powers of a discrete Fourier transform of a size
-    that cannot wrap around.
+    With ``method="wilson-kish"`` and a fixed rho the interval is a function of
+    ``Y = sum_j y_j``, whose distribution is the convolution of the clusters' pmfs. Otherwise
+    it is a function of ``(Y, S)``; rather than enumerating the ``C(K + m, m)`` multisets of
+    cluster totals, we enumerate the ``(K m + 1) (K m (m - 1) / 2 + 1)`` values of
+    ``(Y, (S - Y) / 2)``, whose distribution is the ``K``-fold convolution of the one-cluster
+    distribution placed at ``(t, t (t - 1) / 2)``. Convolutions are powers (or products) of a
+    discrete Fourier transform of a size that cannot wrap around.
 
     Examples
     --------
     Wilson interval, n = 10, p = 0.0175 (Brown, Cai & DasGupta 2001): only ``y = 0`` covers.
 
     >>> p = 0.0175
-    >>> round(exact_coverage_wilson_kish([1 - p, p], 10, rho=0.0).coverage, 4)
+    >>> round(exact_coverage([1 - p, p], 10, rho=0.0).coverage, 4)
     0.8382
     """
-    pmf = np.asarray(cluster_pmf, dtype=float)
-    if pmf.ndim != 1 or pmf.size < 2 or np.any(pmf < 0) or not np.isclose(pmf.sum(), 1.0, atol=1e-9):
-        raise ValueError("cluster_pmf must be a 1-d probability vector over totals 0 .. m (m >= 1)")
+    if method not in WILSON_METHODS:
+        raise ValueError(f"exact coverage is computed for {', '.join(WILSON_METHODS)}, not {method!r}")
     if int(clusters) != clusters or clusters < 1:
         raise ValueError(f"clusters must be a positive integer, got {clusters!r}")
     clusters = int(clusters)
-    size = pmf.size - 1
-    truth = float(np.arange(size + 1) @ pmf / size)
-    total_n = clusters * size
-    if rho is not None:
-        prob_y = _convolution_power(pmf[:, None], clusters)[:, 0]
-        sum_y = np.arange(prob_y.size)
-        low, high = wilson_kish_interval(sum_y, total_n, size, float(rho), confidence).interval
+    pmfs, identical = _check_pmfs(cluster_pmf, clusters)
+    sizes = np.array([pmf.size - 1 for pmf in pmfs])
+    truth = float(sum(np.arange(pmf.size) @ pmf for pmf in pmfs) / sizes.sum())
+    by_total = method == "wilson-kish" and rho is not None
+    if not by_total and np.any(sizes != sizes[0]):
+        raise ValueError(f"the exact coverage of {method} with rho read from the data needs clusters of equal size")
+    if by_total:
+        prob_y = (_convolution_power(pmfs[0][:, None], clusters) if identical
+                  else _product_of_transforms([pmf[:, None] for pmf in pmfs]))[:, 0]
+        sums = ClusterSums(np.float64(sizes.sum()), np.float64(clusters), np.arange(prob_y.size, dtype=float),
+                           0.0, 0.0, 0.0, np.float64((sizes**2).sum()))
+        low, high = interval_of_sums(sums, method, confidence=confidence, rho=float(rho))
         return _summarise(prob_y, low, high, truth)
+    pmf, size = pmfs[0], int(sizes[0])
     pairs = size * (size - 1) // 2
     states = (clusters * size + 1) * (clusters * pairs + 1)
     if states > max_states:
@@ -130,9 +140,33 @@ def exact_coverage_wilson_kish(cluster_pmf, clusters: int, *, rho: float | None 
     prob = _convolution_power(placed, clusters)
     sum_y = np.arange(prob.shape[0])[:, None]
     sum_y_squared = 2 * np.arange(prob.shape[1])[None, :] + sum_y
-    rho_hat = np.nan_to_num(anova_icc_from_sums(sum_y, sum_y_squared, clusters, size), nan=0.0)
-    low, high = wilson_kish_interval(sum_y, total_n, size, rho_hat, confidence).interval
+    sums = ClusterSums.balanced(sum_y, sum_y_squared, clusters, size)
+    low, high = interval_of_sums(sums, method, confidence=confidence, rho=rho)
     return _summarise(prob, low, high, truth)
+
+
+def _check_pmfs(cluster_pmf, clusters: int) -> tuple[list[np.ndarray], bool]:
+    """The clusters' pmfs (one per cluster) and whether they all are the same one."""
+    many = isinstance(cluster_pmf, (list, tuple)) and len(cluster_pmf) > 0 and all(np.ndim(p) == 1
+                                                                                  for p in cluster_pmf)
+    pmfs = [np.asarray(p, dtype=float) for p in cluster_pmf] if many else [np.asarray(cluster_pmf, dtype=float)]
+    for pmf in pmfs:
+        if pmf.ndim != 1 or pmf.size < 2 or np.any(pmf < 0) or not np.isclose(pmf.sum(), 1.0, atol=1e-9):
+            raise ValueError("cluster_pmf must be a 1-d probability vector over totals 0 .. m (m >= 1), "
+                             "or a sequence of them")
+    if many and len(pmfs) != clusters:
+        raise ValueError(f"{len(pmfs)} cluster pmfs given for {clusters} clusters")
+    return (pmfs, False) if many else (pmfs * clusters, True)
+
+
+def _product_of_transforms(pmfs_2d) -> np.ndarray:
+    """Distribution of the sum of independent 2-d lattice variables (one column here)."""
+    length = sum(p.shape[0] - 1 for p in pmfs_2d) + 1
+    shape = fft.next_fast_len(length, real=True)
+    transform = np.ones(shape // 2 + 1, dtype=complex)
+    for pmf in pmfs_2d:
+        transform = transform * fft.rfft(pmf[:, 0], n=shape)
+    return np.maximum(fft.irfft(transform, n=shape)[:length], 0.0)[:, None]
 
 
 def _convolution_power(pmf_2d, power: int) -> np.ndarray:

@@ -1,15 +1,13 @@
-"""Intra-cluster correlation of a 0/1 outcome: the Fleiss-Cuzick estimator, and the ANOVA
-estimator from its sufficient sums.
+"""Intra-cluster correlation of a 0/1 outcome: the Fleiss-Cuzick estimator.
 
-The ANOVA estimator itself (SPEC section 5) is ``estimators._intervals.anova_icc``; this module
-adds the Fleiss-Cuzick estimator and the balanced-cluster form of the ANOVA estimator that the
-exact coverage enumeration (``estimators._exact``) evaluates on sums instead of cluster totals.
+The ANOVA estimator of SPEC section 5 is ``estimators._design.anova_icc``, written on the
+cluster sums that the exact coverage enumerates; this is the kappa-type alternative.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fleiss_cuzick_icc", "anova_icc_from_sums"]
+__all__ = ["fleiss_cuzick_icc"]
 
 
 def fleiss_cuzick_icc(totals, sizes, *, truncate: bool = True):
@@ -59,44 +57,6 @@ def fleiss_cuzick_icc(totals, sizes, *, truncate: bool = True):
         p_hat = Y / N
         rho = 1.0 - within / ((N - k) * p_hat * (1.0 - p_hat))
     undefined = (k < 2) | (N - k <= 0) | (Y <= 0) | (Y >= N)
-    rho = np.where(undefined, np.nan, rho)
-    if truncate:
-        rho = np.clip(rho, 0.0, 1.0)
-    return rho[()] if np.ndim(rho) == 0 else rho
-
-
-def anova_icc_from_sums(sum_y, sum_y_squared, clusters: int, size: int, *, truncate: bool = True):
-    """The ANOVA intra-cluster correlation of ``clusters`` clusters that all have ``size`` members.
-
-    The balanced case of ``estimators._intervals.anova_icc`` written on the sufficient sums
-    ``Y = sum_j y_j`` and ``S = sum_j y_j^2``, so that it can be evaluated on every value of
-    ``(Y, S)`` at once (exact coverage). Same formula, same undefined cases (NaN).
-
-    Parameters
-    ----------
-    sum_y, sum_y_squared : array_like
-        ``Y`` and ``S``, broadcast against each other.
-    clusters, size : int
-        ``k`` and the common cluster size ``m``.
-    truncate : bool
-        Clip to ``[0, 1]`` (SPEC section 5).
-
-    Notes
-    -----
-    Donner (1986) with ``N = k m`` and ``n0 = m``::
-
-        MSB = (S / m - Y^2 / N) / (k - 1),   MSW = (Y - S / m) / (N - k)
-        rho = (MSB - MSW) / (MSB + (m - 1) MSW)
-    """
-    Y = np.asarray(sum_y, dtype=float)
-    sq = np.asarray(sum_y_squared, dtype=float) / size
-    N = float(clusters * size)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        msb = (sq - Y * Y / N) / (clusters - 1)
-        msw = (Y - sq) / (N - clusters)
-        denom = msb + (size - 1.0) * msw
-        rho = (msb - msw) / denom
-    undefined = (clusters < 2) | (N - clusters <= 0) | ~(np.abs(denom) > 1e-12)
     rho = np.where(undefined, np.nan, rho)
     if truncate:
         rho = np.clip(rho, 0.0, 1.0)

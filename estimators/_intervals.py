@@ -1,4 +1,4 @@
-"""Wilson intervals, the Kish design effect and the one-way ANOVA intra-cluster correlation.
+"""Wilson intervals and the Kish design effect formula.
 
 All functions are vectorised: they broadcast over their array arguments, so one call
 computes the intervals of many data sets (as Monte Carlo studies need).
@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import ndtri, stdtrit
 
-__all__ = ["ConfidenceInterval", "WilsonKishInterval", "z_value", "wilson_interval", "design_effect", "anova_icc",
+__all__ = ["ConfidenceInterval", "WilsonKishInterval", "z_value", "critical_value", "wilson_interval", "design_effect",
            "wilson_kish_interval"]
 
 
@@ -46,7 +46,21 @@ def z_value(confidence: float = 0.95) -> float:
     return float(ndtri(0.5 + confidence / 2.0))
 
 
-def wilson_interval(p_hat, n, confidence: float = 0.95):
+def critical_value(confidence: float = 0.95, df=None):
+    """Two-sided critical value: the normal quantile, or Student's t on ``df`` degrees of freedom.
+
+    ``df`` broadcasts; the value is NaN where ``df < 1`` (t on no degree of freedom is undefined).
+    """
+    z = z_value(confidence)
+    if df is None:
+        return z
+    df = np.asarray(df, dtype=float)
+    with np.errstate(invalid="ignore"):
+        t = stdtrit(np.where(df >= 1, df, 1.0), 0.5 + float(confidence) / 2.0)
+    return np.where(df >= 1, t, np.nan)
+
+
+def wilson_interval(p_hat, n, confidence: float = 0.95, *, df=None):
     """Wilson score interval of a proportion, with a possibly fractional sample size.
 
     Parameters
@@ -57,6 +71,9 @@ def wilson_interval(p_hat, n, confidence: float = 0.95):
         Sample size(s); an effective size ``n / deff`` may be fractional.
     confidence : float
         Two-sided confidence level.
+    df : array_like, optional
+        Degrees of freedom of a Student-t critical value in place of the normal quantile
+        (:func:`critical_value`); NaN bounds where ``df < 1``.
 
     Returns
     -------
@@ -70,11 +87,14 @@ def wilson_interval(p_hat, n, confidence: float = 0.95):
 
         centre = (p + z^2 / (2n)) / (1 + z^2 / n)
         half   = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / (4 n^2))
+
+    With ``df``, ``z`` is the t quantile (as in Korn & Graubard 1998 and inspect_ai's
+    ``ci_wilson(cluster=)``).
     """
-    z = z_value(confidence)
+    z = critical_value(confidence, df)
     p_hat = np.asarray(p_hat, dtype=float)
     n = np.asarray(n, dtype=float)
-    valid = (n > 0) & np.isfinite(p_hat)
+    valid = (n > 0) & np.isfinite(p_hat) & np.isfinite(z)
     n_safe = np.where(valid, n, 1.0)
     p_safe = np.where(valid, p_hat, 0.5)
     denom = 1.0 + z * z / n_safe
@@ -86,57 +106,12 @@ def wilson_interval(p_hat, n, confidence: float = 0.95):
 
 
 def design_effect(m_bar, rho):
-    """Kish (1965) design effect ``deff = 1 + (m_bar - 1) * rho``."""
-    return 1.0 + (np.asarray(m_bar, dtype=float) - 1.0) * np.asarray(rho, dtype=float)
+    """Kish (1965) design effect ``deff = 1 + (m_bar - 1) * rho``.
 
-
-def anova_icc(totals, sizes, *, truncate: bool = True):
-    """One-way ANOVA estimator of the intra-cluster correlation of a 0/1 outcome.
-
-    Parameters
-    ----------
-    totals : array_like, shape (..., k)
-        Number of ones in each of the ``k`` clusters (last axis).
-    sizes : array_like, broadcastable to ``totals``
-        Cluster sizes ``n_j``.
-    truncate : bool
-        Clip the estimate to ``[0, 1]`` (SPEC section 5). ``False`` gives the raw value,
-        which can be negative.
-
-    Returns
-    -------
-    rho : ndarray or float
-        NaN where undefined: fewer than two clusters, every cluster of size 1
-        (no within-cluster degrees of freedom) or no variation at all.
-
-    Notes
-    -----
-    Donner (1986), with ``n0 = (N - sum n_j^2 / N) / (k - 1)`` for unequal sizes::
-
-        MSB = (sum y_j^2 / n_j - Y^2 / N) / (k - 1)
-        MSW = (Y - sum y_j^2 / n_j) / (N - k)
-        rho = (MSB - MSW) / (MSB + (n0 - 1) MSW)
-
-    SPEC section 5 reports rho = 0 where this is undefined; the aggregation applies that rule.
+    The formula alone; :func:`estimators.cluster_design` takes ``m_bar`` and rho from data as
+    SPEC section 5 says, and everything that measures a design effect goes through it.
     """
-    y = np.asarray(totals, dtype=float)
-    n = np.broadcast_to(np.asarray(sizes, dtype=float), y.shape)
-    present = n > 0
-    k = present.sum(axis=-1)
-    N = n.sum(axis=-1)
-    Y = y.sum(axis=-1)
-    sq = np.where(present, y * y / np.where(present, n, 1.0), 0.0).sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        msb = (sq - Y * Y / N) / (k - 1)
-        msw = (Y - sq) / (N - k)
-        n0 = (N - (n * n).sum(axis=-1) / N) / (k - 1)
-        denom = msb + (n0 - 1.0) * msw
-        rho = (msb - msw) / denom
-    undefined = (k < 2) | (N - k <= 0) | ~(np.abs(denom) > 1e-12)
-    rho = np.where(undefined, np.nan, rho)
-    if truncate:
-        rho = np.clip(rho, 0.0, 1.0)
-    return rho[()] if np.ndim(rho) == 0 else rho
+    return 1.0 + (np.asarray(m_bar, dtype=float) - 1.0) * np.asarray(rho, dtype=float)
 
 
 def wilson_kish_interval(errors, n, m_bar, rho, confidence: float = 0.95) -> WilsonKishInterval:

@@ -1,21 +1,27 @@
 """The results of SPEC section 5: clustered rates, the paired figure, the base metric, the summary.
 
 A rate keeps the number of ones and the size of each of its clusters, so its interval can be
-recomputed at another level (``summary.under.ci(confidence_level=0.9)``) and two summaries
-can be compared cluster by cluster without reading the conversations again.
+recomputed at another level or by another method (``summary.under.ci(0.9,
+interval="wilson-kish-t")``) and two summaries can be compared cluster by cluster without
+reading the conversations again.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
-from ._intervals import ConfidenceInterval, anova_icc, wilson_kish_interval
+from ._clustered import DEFAULT_INTERVAL, check_interval_method, clustered_interval
+from ._design import cluster_design
+from ._intervals import ConfidenceInterval
 
 __all__ = ["RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated", "Summary", "clustered_rate",
-           "rate_of_clusters"]
+           "rate_of_clusters", "FEW_SCENARIOS"]
+
+#: A half whose interval rests on fewer scenarios than this carries a warning (SPEC section 7).
+FEW_SCENARIOS = 10
 
 
 def _null(x):
@@ -26,121 +32,124 @@ def _null(x):
     return None if math.isnan(x) else x
 
 
-def _interval(ones: int, n: int, clusters: int, rho: float, confidence_level: float) -> ConfidenceInterval:
-    """Wilson-Kish interval of ``ones / n`` with ``m_bar = n / clusters`` (SPEC section 5); NaN when ``n = 0``."""
-    if n == 0:
-        return ConfidenceInterval(float("nan"), float("nan"))
-    low, high = wilson_kish_interval(ones, n, n / clusters, rho, confidence_level).interval
-    return ConfidenceInterval(float(low), float(high))
-
-
 @dataclass(frozen=True)
 class RateSummary:
-    """A clustered rate: ``errors / n`` with the Kish-Wilson interval (SPEC section 5).
+    """A clustered rate: ``errors / n`` with its design (SPEC section 5) and interval.
 
-    ``rate``, ``rho``, ``deff``, ``n_eff`` and the interval are NaN when ``n = 0``.
-    ``cluster_ids``, ``cluster_totals`` and ``cluster_sizes`` are the scenarios (in order of
-    first appearance) with their errors and evaluated conversations; they are neither shown
-    nor compared, and ``to_dict`` leaves them out.
+    ``rate``, ``deff``, ``n_eff`` and the interval are NaN when ``n = 0``; ``rho`` (the ANOVA
+    estimate) is NaN where it is undefined, and ``rho_used`` is then 1 (or the fixed rho).
+    ``interval`` names the method of :func:`estimators.clustered_interval`; ``seed`` fixes the
+    resamples of a bootstrap interval. ``cluster_ids``, ``cluster_totals`` and
+    ``cluster_sizes`` are the scenarios (in order of first appearance) with their errors and
+    evaluated conversations; they are neither shown nor compared, and ``to_dict`` leaves them out.
     """
 
     errors: int
     n: int
     rate: float
+    clusters: int
     rho: float
+    rho_used: float
     deff: float
     n_eff: float
-    clusters: int
     confidence: float
     causes: dict = field(default_factory=dict)
+    interval: str = DEFAULT_INTERVAL
+    rho_fixed: float | None = None
+    seed: int = 0
     cluster_ids: np.ndarray = field(default=None, repr=False, compare=False)
     cluster_totals: np.ndarray = field(default=None, repr=False, compare=False)
     cluster_sizes: np.ndarray = field(default=None, repr=False, compare=False)
 
-    def ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
-        """The Wilson-Kish interval at ``confidence_level`` (default: :attr:`confidence`), with the same rho."""
+    def ci(self, confidence_level: float | None = None, *, interval: str | None = None) -> ConfidenceInterval:
+        """The interval at ``confidence_level`` (default :attr:`confidence`) by ``interval``
+        (default :attr:`interval`), with the same rho."""
         level = self.confidence if confidence_level is None else confidence_level
-        return _interval(self.errors, self.n, self.clusters, self.rho, level)
+        if self.n == 0:
+            return ConfidenceInterval(float("nan"), float("nan"))
+        low, high = clustered_interval(self.cluster_totals, self.cluster_sizes, interval or self.interval,
+                                       confidence=level, rho=self.rho_fixed, rng=np.random.default_rng(self.seed))
+        return ConfidenceInterval(float(low), float(high))
 
     def to_dict(self) -> dict:
         low, high = self.ci()
-        d = {"errors": self.errors, "n": self.n, "rate": _null(self.rate), "rho": _null(self.rho),
-             "deff": _null(self.deff), "n_eff": _null(self.n_eff), "ci": [_null(low), _null(high)],
-             "clusters": self.clusters}
+        d = {"errors": self.errors, "n": self.n, "rate": _null(self.rate), "clusters": self.clusters,
+             "rho": _null(self.rho), "rho_used": _null(self.rho_used), "deff": _null(self.deff),
+             "n_eff": _null(self.n_eff), "ci": [_null(low), _null(high)]}
         if self.causes:
             d["causes"] = dict(self.causes)
         return d
 
 
-def rate_of_clusters(ids, totals, sizes, *, confidence: float, rho: float | None,
-                     causes: dict | None = None) -> RateSummary:
+def rate_of_clusters(ids, totals, sizes, *, confidence: float, rho: float | None, causes: dict | None = None,
+                     interval: str = DEFAULT_INTERVAL, seed: int = 0) -> RateSummary:
     """:func:`clustered_rate` from the id, number of ones and size of each cluster."""
+    check_interval_method(interval)
     totals, sizes = np.asarray(totals), np.asarray(sizes)
     n = int(np.sum(sizes))
     kept = {"cluster_ids": np.asarray(ids, dtype=object), "cluster_totals": totals, "cluster_sizes": sizes}
-    if n == 0:
-        nan = float("nan")
-        return RateSummary(0, 0, nan, nan, nan, nan, 0, confidence, dict(causes or {}), **kept)
-    k = len(sizes)
-    if rho is None:
-        estimated = anova_icc(totals, sizes)
-        rho = 0.0 if math.isnan(estimated) else float(estimated)
     errors = int(np.sum(totals))
-    kish = wilson_kish_interval(errors, n, n / k, rho, confidence)
-    return RateSummary(errors, n, errors / n, float(rho), float(kish.deff), float(kish.n_eff), k, confidence,
-                       dict(causes or {}), **kept)
+    nan = float("nan")
+    design = cluster_design(totals, sizes, rho=rho) if n else None
+    return RateSummary(
+        errors=errors, n=n, rate=errors / n if n else nan, clusters=int(np.count_nonzero(sizes)),
+        rho=design.rho if n else nan, rho_used=design.rho_used if n else nan, deff=design.deff if n else nan,
+        n_eff=design.n_eff if n else nan, confidence=confidence, causes=dict(causes or {}), interval=interval,
+        rho_fixed=None if rho is None else float(rho), seed=int(seed), **kept)
 
 
 def clustered_rate(outcome, cluster, *, confidence: float = 0.95, rho: float | None = None,
-                   causes: dict | None = None) -> RateSummary:
-    """Rate of a 0/1 ``outcome`` with clusters, Kish design effect and Wilson interval.
+                   causes: dict | None = None, interval: str = DEFAULT_INTERVAL, seed: int = 0) -> RateSummary:
+    """Rate of a 0/1 ``outcome`` with clusters: its design effect (SPEC section 5) and interval.
 
-    rho is the truncated one-way ANOVA estimator over ``cluster`` (0 where undefined, SPEC
-    section 5) unless fixed by ``rho``; ``m_bar = n / clusters``;
-    ``deff = 1 + (m_bar - 1) rho`` (Kish 1965); Wilson (1927) with ``n_eff = n / deff``.
+    The design is :func:`estimators.cluster_design` (``m_bar = sum n_j^2 / N``; the truncated
+    ANOVA rho over ``cluster`` unless fixed by ``rho``; ``rho_used = 1`` where rho is
+    undefined; Kish's ``deff = 1 + (m_bar - 1) rho_used``); the interval is
+    :func:`estimators.clustered_interval` by ``interval`` (default the paper's Wilson-Kish).
     """
     y = np.asarray(outcome, dtype=float)
     codes, uniques = pd.factorize(pd.Series(cluster, dtype=object))
     totals = np.bincount(codes, weights=y, minlength=len(uniques))
     sizes = np.bincount(codes, minlength=len(uniques))
-    return rate_of_clusters(uniques, totals, sizes, confidence=confidence, rho=rho, causes=causes)
+    return rate_of_clusters(uniques, totals, sizes, confidence=confidence, rho=rho, causes=causes,
+                            interval=interval, seed=seed)
 
 
 @dataclass(frozen=True)
-class PairedSummary:
+class PairedSummary(RateSummary):
     """The paired figure ``pi = correct / pairs`` over complete pairs, clustered by case (SPEC section 5).
 
-    ``cluster_ids``, ``cluster_totals`` and ``cluster_sizes`` are the cases with their
-    correct and complete pairs.
+    A :class:`RateSummary` of the pair outcomes whose clusters are the cases, with the
+    paired figure's names: ``pairs`` (``n``), ``correct`` (``errors``), ``pi`` (``rate``) and
+    ``cases`` (``clusters``).
     """
 
-    pairs: int
-    correct: int
-    pi: float
-    rho: float
-    deff: float
-    n_eff: float
-    cases: int
-    confidence: float
-    cluster_ids: np.ndarray = field(default=None, repr=False, compare=False)
-    cluster_totals: np.ndarray = field(default=None, repr=False, compare=False)
-    cluster_sizes: np.ndarray = field(default=None, repr=False, compare=False)
+    @property
+    def pairs(self) -> int:
+        return self.n
+
+    @property
+    def correct(self) -> int:
+        return self.errors
+
+    @property
+    def pi(self) -> float:
+        return self.rate
+
+    @property
+    def cases(self) -> int:
+        return self.clusters
 
     @classmethod
     def of_rate(cls, rate: RateSummary) -> PairedSummary:
         """The paired figure of the clustered rate of correct pairs."""
-        return cls(rate.n, rate.errors, rate.rate, rate.rho, rate.deff, rate.n_eff, rate.clusters, rate.confidence,
-                   rate.cluster_ids, rate.cluster_totals, rate.cluster_sizes)
-
-    def ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
-        """The Wilson-Kish interval at ``confidence_level`` (default: :attr:`confidence`), with the same rho."""
-        level = self.confidence if confidence_level is None else confidence_level
-        return _interval(self.correct, self.pairs, self.cases, self.rho, level)
+        return cls(**{f.name: getattr(rate, f.name) for f in fields(rate)})
 
     def to_dict(self) -> dict:
         low, high = self.ci()
-        return {"pairs": self.pairs, "pi": _null(self.pi), "ci": [_null(low), _null(high)],
-                "rho": _null(self.rho), "deff": _null(self.deff), "n_eff": _null(self.n_eff), "cases": self.cases}
+        return {"pairs": self.n, "pi": _null(self.rate), "ci": [_null(low), _null(high)], "cases": self.clusters,
+                "clusters": self.clusters, "rho": _null(self.rho), "rho_used": _null(self.rho_used),
+                "deff": _null(self.deff), "n_eff": _null(self.n_eff)}
 
 
 @dataclass(frozen=True)
@@ -188,12 +197,34 @@ class Summary:
     unmarked_tools: dict
     rho_fixed: float | None = None
 
+    @property
+    def interval(self) -> str:
+        """The method of every interval of the summary (:data:`estimators.INTERVAL_METHODS`)."""
+        return self.under.interval
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the reader of the intervals must know (SPEC section 7): few scenarios, rho undefined."""
+        notes = []
+        for name, r, unit in (("p_u", self.under, "scenarios"), ("p_o", self.over, "scenarios"),
+                              ("pi", self.paired, "cases")):
+            if r.n == 0:
+                continue
+            if r.clusters < FEW_SCENARIOS:
+                notes.append(f"{name}: the interval rests on {r.clusters} {unit[:-1] if r.clusters == 1 else unit}, "
+                             f"fewer than {FEW_SCENARIOS}: with so few, its level is not reliable (the coverage "
+                             "study measures how far it falls); run more scenarios")
+            if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0:
+                notes.append(f"{name}: rho cannot be estimated from these data (one {unit[:-1]}, or no variation "
+                             f"of the outcome), so the interval uses rho = 1 (deff = {r.deff:.3g}, SPEC section 5)")
+        return notes
+
     def to_dict(self) -> dict:
         return {"conversations": self.conversations, "confidence": self.confidence, "mode": self.mode,
-                "rho_fixed": self.rho_fixed,
+                "interval": self.interval, "rho_fixed": self.rho_fixed,
                 "under": self.under.to_dict(), "over": self.over.to_dict(), "paired": self.paired.to_dict(),
                 "base": self.base.to_dict(), "not_evaluated": self.not_evaluated.to_dict(),
-                "unmarked_tools": dict(self.unmarked_tools)}
+                "unmarked_tools": dict(self.unmarked_tools), "warnings": self.warnings}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per figure: ``p_u``, ``p_o``, ``pi`` and the base figures, with intervals."""
@@ -201,11 +232,13 @@ class Summary:
         for name, r in (("p_u", self.under), ("p_o", self.over)):
             low, high = r.ci()
             rows.append({"metric": name, "value": r.rate, "ci_low": low, "ci_high": high, "errors": r.errors,
-                         "n": r.n, "clusters": r.clusters, "rho": r.rho, "deff": r.deff, "n_eff": r.n_eff})
+                         "n": r.n, "clusters": r.clusters, "rho": r.rho, "rho_used": r.rho_used, "deff": r.deff,
+                         "n_eff": r.n_eff})
         p = self.paired
         low, high = p.ci()
-        rows.append({"metric": "pi", "value": p.pi, "ci_low": low, "ci_high": high, "errors": np.nan,
-                     "n": p.pairs, "clusters": p.cases, "rho": p.rho, "deff": p.deff, "n_eff": p.n_eff})
+        rows.append({"metric": "pi", "value": p.rate, "ci_low": low, "ci_high": high, "errors": np.nan,
+                     "n": p.n, "clusters": p.clusters, "rho": p.rho, "rho_used": p.rho_used, "deff": p.deff,
+                     "n_eff": p.n_eff})
         for name, value in (("p_u_base", self.base.under_rate), ("p_o_base", self.base.over_rate),
                             ("pi_base", self.base.pi)):
             rows.append({"metric": name, "value": value})

@@ -47,7 +47,7 @@ import pandas as pd
 from scipy import stats
 
 from escalation.estimators import (DegenerateIntervalWarning, anova_icc, cluster_bootstrap, cluster_bootstrap_pi,
-                                   exact_coverage_wilson_kish, wilson_interval, wilson_kish_interval)
+                                   exact_coverage, wilson_interval, wilson_kish_interval)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import cluster_pmf
 from ._engine import cell_seed, run_cells
@@ -196,9 +196,9 @@ def _performance(low: np.ndarray, high: np.ndarray, truth: float) -> dict:
 def _exact(row: dict) -> dict:
     """Exact coverage of the methods where it is computable (NaN for the bootstraps)."""
     pmf, K = _cluster_pmf(row), row["scenarios"]
-    exact = {"wilson": exact_coverage_wilson_kish(pmf, K, rho=0.0, confidence=CONFIDENCE),
-             "wilson_kish_true_rho": exact_coverage_wilson_kish(pmf, K, rho=row["rho_outcome"], confidence=CONFIDENCE),
-             "wilson_kish_est_rho": exact_coverage_wilson_kish(pmf, K, rho=None, confidence=CONFIDENCE)}
+    exact = {"wilson": exact_coverage(pmf, K, rho=0.0, confidence=CONFIDENCE),
+             "wilson_kish_true_rho": exact_coverage(pmf, K, rho=row["rho_outcome"], confidence=CONFIDENCE),
+             "wilson_kish_est_rho": exact_coverage(pmf, K, rho=None, confidence=CONFIDENCE)}
     return {method: exact[method].coverage if method in exact else math.nan for method in METHODS}
 
 

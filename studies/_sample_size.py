@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import integrate, stats
 from scipy.special import betainc, betaincinv
 
-from escalation.estimators import (anova_icc, exact_coverage_wilson_kish, plan_difference, plan_interval,
+from escalation.estimators import (anova_icc, exact_coverage, plan_difference, plan_interval,
                                    plan_paired_figure, wilson_kish_interval, write_atomic, z_value)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape, cluster_pmf
@@ -120,13 +120,13 @@ def interval_performance(totals, replicas, p, rho, confidence):
 def exact_interval_coverage(p, rho, clusters, replicas, confidence):
     """Exact coverage of both Wilson-Kish methods under the beta-binomial model (no MC error).
 
-    :func:`estimators._exact.exact_coverage_wilson_kish` on the beta-binomial pmf of one
+    :func:`estimators._exact.exact_coverage` on the beta-binomial pmf of one
     cluster; NaN for the estimated rho where the enumeration is too large. Rows ``method,
     stat="exact_coverage", est, mcse=0``.
     """
     pmf = cluster_pmf(p, rho, replicas)
     return [{"method": method, "stat": "exact_coverage", "mcse": 0.0,
-             "est": exact_coverage_wilson_kish(pmf, clusters, rho=fixed, confidence=confidence).coverage}
+             "est": exact_coverage(pmf, clusters, rho=fixed, confidence=confidence).coverage}
             for method, fixed in (("wilson_kish_est_rho", None), ("wilson_kish_true_rho", rho))]
 
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from scipy.special import betainc
 
-from escalation.estimators import anova_icc, exact_coverage_wilson_kish, wilson_interval, wilson_kish_interval
+from escalation.estimators import clustered_interval, exact_coverage, wilson_interval, wilson_kish_interval
 
 
 def _bernoulli(p):
@@ -17,7 +17,7 @@ def _bernoulli(p):
 
 
 def _wilson_coverage(p, n):
-    return exact_coverage_wilson_kish(_bernoulli(p), n, rho=0.0).coverage
+    return exact_coverage(_bernoulli(p), n, rho=0.0).coverage
 
 
 def test_wilson_n10_mean_coverage_over_uniform_p():
@@ -63,7 +63,7 @@ def test_binomial_case_equals_direct_sum(n, p):
     y = np.arange(n + 1)
     low, high = wilson_interval(y / n, n)
     pmf = stats.binom.pmf(y, n, p)
-    got = exact_coverage_wilson_kish(_bernoulli(p), n, rho=0.0)
+    got = exact_coverage(_bernoulli(p), n, rho=0.0)
     assert got.coverage == pytest.approx(pmf[(low <= p) & (p <= high)].sum(), rel=1e-10)
     assert got.miss_low == pytest.approx(pmf[high < p].sum(), abs=1e-12)
     assert got.miss_high == pytest.approx(pmf[low > p].sum(), abs=1e-12)
@@ -83,22 +83,20 @@ def test_known_rho_equals_convolution_by_hand(K, m, p, rho, fixed):
     for _ in range(K):
         total = np.convolve(total, pmf)
     low, high = wilson_kish_interval(np.arange(K * m + 1), K * m, m, fixed).interval
-    got = exact_coverage_wilson_kish(pmf, K, rho=fixed)
+    got = exact_coverage(pmf, K, rho=fixed)
     assert got.coverage == pytest.approx(total[(low <= p) & (p <= high)].sum(), rel=1e-10)
     assert got.coverage + got.miss_low + got.miss_high == pytest.approx(1.0, abs=1e-12)
 
 
-def _enumerate_multisets(pmf, K):
-    """Reference: every multiset of K cluster totals, with anova_icc and the interval called on it."""
+def _enumerate_multisets(pmf, K, method="wilson-kish"):
+    """Reference: every multiset of K cluster totals, with the interval computed from the totals themselves."""
     m = len(pmf) - 1
     truth = np.arange(m + 1) @ pmf / m
     coverage = miss_low = miss_high = width = 0.0
     for combo in itertools.combinations_with_replacement(range(m + 1), K):
         counts = np.bincount(combo, minlength=m + 1)
         prob = math.factorial(K) / np.prod([math.factorial(c) for c in counts]) * np.prod(pmf**counts)
-        totals = np.array(combo)
-        rho = anova_icc(totals, m)
-        low, high = wilson_kish_interval(totals.sum(), K * m, m, 0.0 if np.isnan(rho) else rho).interval
+        low, high = clustered_interval(np.array(combo), m, method)
         coverage += prob * (low <= truth <= high)
         miss_low += prob * (high < truth)
         miss_high += prob * (low > truth)
@@ -106,30 +104,32 @@ def _enumerate_multisets(pmf, K):
     return coverage, miss_low, miss_high, width
 
 
+@pytest.mark.parametrize("method", ["wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-graubard"])
 @pytest.mark.parametrize("K, m, p, rho", [(4, 3, 0.2, 0.3), (6, 2, 0.05, 0.5), (5, 4, 0.5, 0.1), (3, 8, 0.1, 0.2),
                                           (8, 1, 0.3, 0.2)])
-def test_estimated_rho_equals_enumeration_of_multisets(K, m, p, rho):
-    # The (Y, S) enumeration must reproduce the enumeration of all C(K + m, m) multisets of cluster totals.
+def test_estimated_rho_equals_enumeration_of_multisets(K, m, p, rho, method):
+    # The (Y, S) enumeration must reproduce the enumeration of all C(K + m, m) multisets of cluster totals,
+    # each interval computed by clustered_interval from the totals (not from the sums).
     pmf = _beta_binomial(m, p, rho)
-    got = exact_coverage_wilson_kish(pmf, K)
-    expected = _enumerate_multisets(pmf, K)
+    got = exact_coverage(pmf, K, method=method)
+    expected = _enumerate_multisets(pmf, K, method)
     np.testing.assert_allclose([got.coverage, got.miss_low, got.miss_high, got.mean_width], expected,
                                rtol=1e-9, atol=1e-12)
 
 
 def test_estimated_rho_beyond_the_limit_is_nan():
     pmf = _beta_binomial(8, 0.1, 0.2)
-    assert math.isfinite(exact_coverage_wilson_kish(pmf, 30).coverage)  # 241 x 841 values: within the limit
-    beyond = exact_coverage_wilson_kish(pmf, 30, max_states=241 * 841 - 1)
+    assert math.isfinite(exact_coverage(pmf, 30).coverage)  # 241 x 841 values: within the limit
+    beyond = exact_coverage(pmf, 30, max_states=241 * 841 - 1)
     assert math.isnan(beyond.coverage) and math.isnan(beyond.mean_width)
     assert beyond.truth == pytest.approx(0.1)
 
 
 def test_single_replica_estimated_rho_is_plain_wilson():
-    # With m = 1 the ANOVA rho is undefined, so SPEC section 5 sets it to 0: the interval is Wilson's.
+    # With m = 1 the ANOVA rho is undefined and rho_used = 1, but m_bar = 1 (SPEC section 5): deff = 1, Wilson.
     pmf = _bernoulli(0.07)
-    assert exact_coverage_wilson_kish(pmf, 40).coverage == pytest.approx(
-        exact_coverage_wilson_kish(pmf, 40, rho=0.0).coverage, abs=1e-12)
+    assert exact_coverage(pmf, 40).coverage == pytest.approx(
+        exact_coverage(pmf, 40, rho=0.0).coverage, abs=1e-12)
 
 
 @pytest.mark.parametrize("pmf, clusters, match", [
@@ -139,4 +139,23 @@ def test_single_replica_estimated_rho_is_plain_wilson():
 ])
 def test_input_errors(pmf, clusters, match):
     with pytest.raises(ValueError, match=match):
-        exact_coverage_wilson_kish(pmf, clusters)
+        exact_coverage(pmf, clusters)
+
+
+def test_unequal_sizes_with_a_fixed_rho_equals_product_of_distributions():
+    # Reference: the total's distribution by repeated numpy convolutions of clusters of sizes 1, 3 and 8;
+    # the interval at m_bar = (1 + 9 + 64) / 12 (SPEC section 5) with the fixed rho.
+    pmfs = [_bernoulli(0.2), _beta_binomial(3, 0.2, 0.3), _beta_binomial(8, 0.2, 0.3)]
+    total = np.array([1.0])
+    for pmf in pmfs:
+        total = np.convolve(total, pmf)
+    low, high = wilson_kish_interval(np.arange(13), 12, 74 / 12, 0.3).interval
+    got = exact_coverage(pmfs, 3, rho=0.3)
+    assert got.truth == pytest.approx(0.2)
+    assert got.coverage == pytest.approx(total[(low <= 0.2) & (0.2 <= high)].sum(), rel=1e-10)
+    assert got.mean_width == pytest.approx((total * (high - low)).sum(), rel=1e-10)
+
+
+def test_unequal_sizes_need_a_fixed_rho():
+    with pytest.raises(ValueError, match="equal size"):
+        exact_coverage([_bernoulli(0.2), _beta_binomial(3, 0.2, 0.3)], 2)

@@ -1,4 +1,4 @@
-"""Fleiss-Cuzick and balanced ANOVA intra-cluster correlation estimators."""
+"""The Fleiss-Cuzick intra-cluster correlation estimator."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators._icc import anova_icc_from_sums, fleiss_cuzick_icc
-from escalation.estimators import anova_icc
+from escalation.estimators._icc import fleiss_cuzick_icc
 
 
 def test_fleiss_cuzick_equal_sizes_hand_value():
@@ -67,14 +66,3 @@ def test_fleiss_cuzick_vectorised_over_leading_axes_and_absent_clusters():
         keep = sizes[index] > 0
         one = fleiss_cuzick_icc(totals[index][keep], sizes[index][keep], truncate=False)
         np.testing.assert_equal(batch[index], one)
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.integers(1, 6), st.lists(st.integers(0, 6), min_size=1, max_size=15), st.booleans())
-def test_anova_from_sums_equals_anova_icc(size, raw, truncate):
-    # The balanced sufficient-sum form must agree with the lead's cluster-level anova_icc everywhere,
-    # including the undefined cases (one cluster, size 1, no variation).
-    totals = np.minimum(np.array(raw), size)
-    expected = anova_icc(totals, size, truncate=truncate)
-    got = anova_icc_from_sums(totals.sum(), (totals**2).sum(), totals.size, size, truncate=truncate)
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
