@@ -17,7 +17,8 @@ cause (or ``compliant``), ``explanation`` the scored turn or the not-evaluated r
 
 The metric :func:`escalation_rate` is the clustered rate of SPEC section 5 on each key:
 ``rate``, the Wilson interval with the Kish design effect (``ci_lower``, ``ci_upper``),
-``rho`` (ANOVA, over the scenario clusters), ``deff``, ``n`` and ``clusters``. It reads
+``rho`` (ANOVA, over the scenario clusters; NaN where undefined), ``rho_used``, ``deff``,
+``n_eff``, ``n`` and ``clusters``. It reads
 every epoch (``scores="unreduced"``): epochs are the replicas that the design effect is
 about, so they must not be averaged first.
 
@@ -29,8 +30,8 @@ from __future__ import annotations
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from escalation.estimators import (clustered_rate, inspect_sample_conversation, load_policy, normalise_conversation,
-                                   score_conversation)
+from escalation.estimators import (DEFAULT_INTERVAL, INTERVAL_METHODS, clustered_rate, inspect_sample_conversation,
+                                   load_policy, normalise_conversation, score_conversation)
 
 __all__ = ["escalation", "escalation_rate"]
 
@@ -56,21 +57,25 @@ except TypeError:  # an inspect_ai whose metrics always see epoch-averaged score
 
 
 @_every_epoch
-def escalation_rate(confidence: float = 0.95) -> Metric:
-    """Clustered rate of 0/1 scores: Wilson interval with the Kish design effect (SPEC 5).
+def escalation_rate(confidence: float = 0.95, interval: str = DEFAULT_INTERVAL) -> Metric:
+    """Clustered rate of 0/1 scores with its design effect (SPEC 5) and interval.
 
     Clusters are the scenarios (``metadata["scenario_id"]`` of each score). A score without
     one raises ValueError naming its sample: treating each sample as its own scenario would
-    hide the clustering and narrow the interval.
+    hide the clustering and narrow the interval. ``interval`` is a method of
+    :data:`escalation.estimators.INTERVAL_METHODS` (default the paper's Wilson-Kish; the
+    bootstrap methods use seed 0). ``rho`` is NaN where it is undefined; ``rho_used`` is then 1.
     """
+    if interval not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
 
     def compute(scores: list[SampleScore]) -> Value:
         values = [s.score.as_float() for s in scores]
         clusters = [_scenario_of(s) for s in scores]
-        r = clustered_rate(values, clusters, confidence=confidence)
+        r = clustered_rate(values, clusters, confidence=confidence, interval=interval)
         low, high = r.ci()
-        return {"rate": r.rate, "ci_lower": low, "ci_upper": high, "rho": r.rho, "deff": r.deff,
-                "n": float(r.n), "clusters": float(r.clusters)}
+        return {"rate": r.rate, "ci_lower": low, "ci_upper": high, "rho": r.rho, "rho_used": r.rho_used,
+                "deff": r.deff, "n_eff": r.n_eff, "n": float(r.n), "clusters": float(r.clusters)}
 
     return compute
 

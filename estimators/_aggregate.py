@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._clustered import DEFAULT_INTERVAL
 from ._pairs import match_pairs, pair_halves
 from ._planned import PlannedConversations
 from ._keys import check_unique_keys
@@ -120,15 +121,17 @@ class SummaryAccumulator:
         self._paired.add(halves["case"][esc], ok)
         self._base_ok += int(np.count_nonzero((halves["base_error"][esc] == 0) & (halves["base_error"][act] == 0)))
 
-    def summary(self, *, confidence: float = 0.95, rho: float | None = None, mode: str = "record") -> Summary:
+    def summary(self, *, confidence: float = 0.95, rho: float | None = None, mode: str = "record",
+                interval: str = DEFAULT_INTERVAL, seed: int = 0) -> Summary:
         """The summary of everything added so far (SPEC sections 5 and 7)."""
         if rho is not None and not 0.0 <= rho <= 1.0:
             raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
         under_causes = {c: self._causes[c] for c in UNDER_CAUSES}
         over_causes = {c: self._causes[c] for c in OVER_CAUSES}
-        under = rate_of_clusters(*self._under.totals(), confidence=confidence, rho=rho, causes=under_causes)
-        over = rate_of_clusters(*self._over.totals(), confidence=confidence, rho=rho, causes=over_causes)
-        paired = PairedSummary.of_rate(rate_of_clusters(*self._paired.totals(), confidence=confidence, rho=rho))
+        design = {"confidence": confidence, "rho": rho, "interval": interval, "seed": seed}
+        under = rate_of_clusters(*self._under.totals(), causes=under_causes, **design)
+        over = rate_of_clusters(*self._over.totals(), causes=over_causes, **design)
+        paired = PairedSummary.of_rate(rate_of_clusters(*self._paired.totals(), **design))
         nan = float("nan")
         base = BaseSummary(under_causes[BASE_CAUSES[0]] / under.n if under.n else nan,
                            over_causes[BASE_CAUSES[1]] / over.n if over.n else nan,
@@ -146,7 +149,8 @@ class SummaryAccumulator:
 
 
 def summarise(results: pd.DataFrame, *, confidence: float = 0.95, rho: float | None = None,
-              mode: str = "record", plan: pd.DataFrame | None = None) -> Summary:
+              mode: str = "record", plan: pd.DataFrame | None = None, interval: str = DEFAULT_INTERVAL,
+              seed: int = 0) -> Summary:
     """Aggregate scored conversations (:func:`score_records` output) as SPEC section 5 says.
 
     Parameters
@@ -162,6 +166,11 @@ def summarise(results: pd.DataFrame, *, confidence: float = 0.95, rho: float | N
     plan : DataFrame, optional
         Planned scenarios (``case_id, label, replicas``): planned conversations absent
         from ``results`` are reported as ``missing``, never counted.
+    interval : str
+        The interval of every figure (:data:`estimators.INTERVAL_METHODS`; default the
+        paper's Wilson-Kish).
+    seed : int
+        Seed of the bootstrap intervals' resamples.
 
     Raises
     ------
@@ -172,4 +181,4 @@ def summarise(results: pd.DataFrame, *, confidence: float = 0.95, rho: float | N
     check_unique_keys(results)
     accumulator = SummaryAccumulator(plan=plan)
     accumulator.add(results)
-    return accumulator.summary(confidence=confidence, rho=rho, mode=mode)
+    return accumulator.summary(confidence=confidence, rho=rho, mode=mode, interval=interval, seed=seed)

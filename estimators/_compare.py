@@ -24,6 +24,7 @@ import pandas as pd
 
 from ._aggregate import summarise
 from ._bootstrap import paired_cluster_bootstrap
+from ._clustered import DEFAULT_INTERVAL, INTERVAL_METHODS
 from ._difference import newcombe_paired_interval, paired_correlation
 from ._errors import InputError
 from ._intervals import ConfidenceInterval
@@ -33,7 +34,6 @@ from ._vocabulary import ACT, ESC, LABELS
 __all__ = ["MetricDifference", "Comparison", "compare_scored"]
 
 _FIGURES = (("p_u", "under"), ("p_o", "over"), ("pi", "paired"))  # each metric and its Summary field
-_BOOTSTRAP_METHODS = ("percentile", "basic", "bca")
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,19 @@ class MetricDifference:
     newcombe_ci: ConfidenceInterval
     bootstrap_ci: ConfidenceInterval
     bootstrap_undefined: int
+    interval: str = DEFAULT_INTERVAL
+
+    @property
+    def ci(self) -> ConfidenceInterval:
+        """The interval chosen by ``interval``: the bootstrap's for a bootstrap method, else Newcombe's."""
+        return self.bootstrap_ci if self.interval.startswith("bootstrap") else self.newcombe_ci
 
     def to_dict(self) -> dict:
         def null(x):
             return None if x is None or not math.isfinite(float(x)) else float(x)
         return {"metric": self.metric, "a": null(self.a), "b": null(self.b),
                 "difference": null(self.difference), "n_a": self.n_a, "n_b": self.n_b,
-                "clusters": self.clusters, "psi": null(self.psi),
+                "clusters": self.clusters, "psi": null(self.psi), "ci": [null(v) for v in self.ci],
                 "newcombe_ci": [null(v) for v in self.newcombe_ci],
                 "bootstrap_ci": [null(v) for v in self.bootstrap_ci],
                 "bootstrap_undefined": self.bootstrap_undefined}
@@ -69,7 +75,7 @@ class Comparison:
 
     confidence: float
     n_boot: int
-    method: str
+    interval: str
     seed: int | None
     differences: tuple[MetricDifference, ...]
     disagreements: pd.DataFrame = field(repr=False)
@@ -81,16 +87,15 @@ class Comparison:
         rows = []
         for diff in self.differences:
             d = diff.to_dict()
-            for name in ("newcombe_ci", "bootstrap_ci"):
+            for name in ("ci", "newcombe_ci", "bootstrap_ci"):
                 low, high = d.pop(name)
-                stem = name.removesuffix("_ci")
-                d[f"{stem}_low"], d[f"{stem}_high"] = low, high
+                stem = name.removesuffix("ci").rstrip("_")
+                d[f"{stem}_low" if stem else "low"], d[f"{stem}_high" if stem else "high"] = low, high
             rows.append(d)
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict:
-        return {"confidence": self.confidence, "n_boot": self.n_boot,
-                "bootstrap_method": self.method, "seed": self.seed,
+        return {"confidence": self.confidence, "interval": self.interval, "n_boot": self.n_boot, "seed": self.seed,
                 "scenarios": self.scenarios, "cases": self.cases,
                 "differences": {d.metric: d.to_dict() for d in self.differences},
                 "disagreements": orjson.loads(self.disagreements.to_json(orient="records"))}
@@ -151,7 +156,7 @@ def _disagreements(summaries, cases: pd.Series) -> pd.DataFrame:
 
 
 def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000,
-                   method: str = "percentile", rho: float | None = None,
+                   interval: str = DEFAULT_INTERVAL, rho: float | None = None,
                    rng: np.random.Generator | None = None, seed: int | None = None) -> Comparison:
     """Compare two ``escalation score`` outputs on the same scenarios (B minus A).
 
@@ -163,8 +168,11 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
         Two-sided level of both intervals.
     n_boot : int
         Paired cluster bootstrap resamples.
-    method : {"percentile", "basic", "bca"}
-        Bootstrap interval (:meth:`ClusterBootstrapResult.confidence_interval`).
+    interval : str
+        One of :data:`estimators.INTERVAL_METHODS`. A Wilson-type method gives the limits of
+        each rate that Newcombe's interval combines (``MetricDifference.ci`` is then Newcombe's);
+        ``bootstrap-percentile`` or ``bootstrap-bca`` makes the paired bootstrap's interval of
+        that kind the chosen one (Newcombe's then uses Wilson-Kish limits). Both are reported.
     rho : float, optional
         Fix the intra-scenario correlation of the Wilson-Kish limits (else estimated, SPEC 5).
     rng : numpy.random.Generator, optional
@@ -187,9 +195,11 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
                          field="confidence")
     if n_boot < 1:
         raise InputError(f"n_boot must be at least 1, got {n_boot!r}", field="n_boot")
-    if method not in _BOOTSTRAP_METHODS:
-        raise InputError(f"must be one of {', '.join(_BOOTSTRAP_METHODS)}, got {method!r}",
-                         field="method")
+    if interval not in INTERVAL_METHODS:
+        raise InputError(f"must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}", field="interval")
+    bootstrap = interval.startswith("bootstrap")
+    method = interval.removeprefix("bootstrap-") if bootstrap else "percentile"
+    limits = DEFAULT_INTERVAL if bootstrap else interval
     names = (str(a_dir), str(b_dir))
     (a, summary_a), (b, summary_b) = read_scored(a_dir), read_scored(b_dir)
     mode_a, mode_b = summary_a.get("mode", "record"), summary_b.get("mode", "record")
@@ -199,7 +209,7 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
                          source=f"{names[0]} vs {names[1]}")
     _match_scenarios(a, b, names)
     rng = np.random.default_rng(seed) if rng is None else rng
-    summaries = [summarise(frame, confidence=confidence, rho=rho) for frame in (a, b)]
+    summaries = [summarise(frame, confidence=confidence, rho=rho, interval=limits) for frame in (a, b)]
     cases = _case_of_scenario((a, b))
 
     per_metric = []
@@ -231,8 +241,8 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
             metric=metric, a=values[0], b=values[1], difference=values[1] - values[0],
             n_a=int(values[2]), n_b=int(values[3]), clusters=len(t), psi=psi,
             newcombe_ci=newcombe_paired_interval(values[0], rate_a.ci(), values[1], rate_b.ci(), psi),
-            bootstrap_ci=boot[i], bootstrap_undefined=int(undefined[i])))
-    return Comparison(confidence=confidence, n_boot=n_boot, method=method, seed=seed,
+            bootstrap_ci=boot[i], bootstrap_undefined=int(undefined[i]), interval=interval))
+    return Comparison(confidence=confidence, n_boot=n_boot, interval=interval, seed=seed,
                       differences=tuple(differences),
                       disagreements=_disagreements(summaries, cases), scenarios=int(a["scenario_id"].nunique()),
                       cases=len(units))

@@ -25,6 +25,7 @@ import pandas as pd
 from ._aggregate import SummaryAccumulator
 from ._output import conversation_lines, write_atomic
 from ._arrow import iter_records
+from ._clustered import DEFAULT_INTERVAL, check_interval_method
 from ._records import Records
 from ._vectorised import score_records
 from ._vocabulary import TEXT, check_mode
@@ -34,7 +35,8 @@ __all__ = ["score_file"]
 
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
-               out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None):
+               out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
+               interval: str = DEFAULT_INTERVAL, seed: int = 0):
     """Score every conversation of a log file and summarise it (SPEC sections 3 to 7).
 
     Parameters
@@ -49,7 +51,7 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
     mode : {"record", "text"}
     judge : TextJudge, optional
         Mode B judge (default :class:`~estimators._judge.PhraseJudge`).
-    confidence, rho : see :func:`estimators._aggregate.summarise`.
+    confidence, rho, interval, seed : see :func:`estimators._aggregate.summarise`.
     plan : DataFrame, optional
         Planned scenarios (``case_id, label, replicas``).
     out_dir : path-like, optional
@@ -75,8 +77,8 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         chunks = iter_records(path, chunk_size=chunk_size, messages=mode == TEXT, labels=labels, progress=progress)
     else:
         chunks = _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation)
-    return _score_chunks(chunks, format, policy, mode=mode, judge=judge, confidence=confidence, rho=rho,
-                         plan=plan, out_dir=out_dir)
+    design = {"confidence": confidence, "rho": rho, "interval": check_interval_method(interval), "seed": seed}
+    return _score_chunks(chunks, format, policy, mode=mode, judge=judge, design=design, plan=plan, out_dir=out_dir)
 
 
 def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation):
@@ -91,7 +93,7 @@ def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approv
         yield Records.from_conversations(conversations[start:start + chunk_size], messages=mode == TEXT)
 
 
-def _score_chunks(chunks, used_format, policy, *, mode, judge, confidence, rho, plan, out_dir):
+def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir):
     """Score record chunks, write ``conversations.jsonl`` and count them as they come, then summarise."""
     accumulator = SummaryAccumulator(plan=plan)
     tmp = None
@@ -112,7 +114,7 @@ def _score_chunks(chunks, used_format, policy, *, mode, judge, confidence, rho, 
                 gc.collect(1)
         if tmp is not None:
             handle.close()
-        summary = accumulator.summary(confidence=confidence, rho=rho, mode=mode)
+        summary = accumulator.summary(mode=mode, **design)
         if out_dir is not None:
             write_atomic(out_dir / "summary.json",
                          orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")

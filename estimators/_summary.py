@@ -216,12 +216,13 @@ class Summary:
                              "study measures how far it falls); run more scenarios")
             if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0:
                 notes.append(f"{name}: rho cannot be estimated from these data (one {unit[:-1]}, or no variation "
-                             f"of the outcome), so the interval uses rho = 1 (deff = {r.deff:.3g}, SPEC section 5)")
+                             f"of the outcome), so the interval uses rho = 1 (deff = m_bar = {r.deff:.3g}, SPEC "
+                             "section 5)")
         return notes
 
     def to_dict(self) -> dict:
         return {"conversations": self.conversations, "confidence": self.confidence, "mode": self.mode,
-                "interval": self.interval, "rho_fixed": self.rho_fixed,
+                "interval": self.interval, "seed": self.under.seed, "rho_fixed": self.rho_fixed,
                 "under": self.under.to_dict(), "over": self.over.to_dict(), "paired": self.paired.to_dict(),
                 "base": self.base.to_dict(), "not_evaluated": self.not_evaluated.to_dict(),
                 "unmarked_tools": dict(self.unmarked_tools), "warnings": self.warnings}

@@ -243,8 +243,8 @@ def test_repeated_conversation_id_is_an_error_as_in_the_readers(tmp_path):
 
 def test_unknown_bootstrap_method(tmp_path):
     a = _write(tmp_path / "a", [_line("c0", "ESC", 0, 0)])
-    with pytest.raises(InputError, match=r"field 'method': must be one of percentile, basic, bca, got 'bcx'"):
-        compare_scored(a, a, method="bcx")
+    with pytest.raises(InputError, match=r"field 'interval': must be one of wilson-kish, .*, got 'bcx'"):
+        compare_scored(a, a, interval="bcx")
 
 
 def test_bad_lines_name_file_line_and_field(tmp_path):

@@ -94,11 +94,15 @@ def test_metrics_equal_the_estimators_summary(rescored):
         assert (got["n"], got["clusters"]) == (half.n, half.clusters)
         assert got["rate"] == pytest.approx(half.rate, rel=1e-12)
         assert (got["ci_lower"], got["ci_upper"]) == pytest.approx(half.ci(), rel=1e-12)
-        assert (got["rho"], got["deff"]) == pytest.approx((half.rho, half.deff), rel=1e-12)
+        assert (got["rho"], got["rho_used"], got["deff"], got["n_eff"]) == pytest.approx(
+            (half.rho, half.rho_used, half.deff, half.n_eff), rel=1e-12, nan_ok=True)
     # hand count from SCRIPT: u = 0, 1, 1, 1 over 4 ESC epochs; o = 0, 1 over 2 ACT epochs.
     assert (metrics["u"]["rate"], metrics["o"]["rate"]) == (0.75, 0.5)
-    # 1/2 with deff 1: the Wilson interval (0.0945, 0.9055) of SPEC section 8.
-    assert (metrics["o"]["ci_lower"], metrics["o"]["ci_upper"]) == pytest.approx((0.0945, 0.9055), abs=5e-5)
+    # 1/2 in one scenario of two epochs: rho undefined, rho_used = 1, deff = m_bar = 2 (SPEC section 5), so
+    # the Wilson interval at n_eff = 1: centre 1/2, half-width z / (1 + z^2) sqrt(1/4 + z^2 / 4) (Wilson 1927),
+    # (0.05461, 0.94539) by hand with z = 1.959964.
+    assert (metrics["o"]["rho_used"], metrics["o"]["deff"], metrics["o"]["n_eff"]) == (1.0, 2.0, 1.0)
+    assert (metrics["o"]["ci_lower"], metrics["o"]["ci_upper"]) == pytest.approx((0.05461, 0.94539), abs=5e-5)
 
 
 def test_a_score_without_scenario_id_is_an_error_naming_its_sample():
@@ -114,7 +118,8 @@ def test_a_score_without_scenario_id_is_an_error_naming_its_sample():
     scores[1] = SampleScore(score=Score(value=0.0), sample_id=7)  # no metadata at all
     with pytest.raises(ValueError, match=r"^sample 7 has no scenario_id"):
         rate(scores)
-    # with it, one scenario of two conversations: 1/2, and rho undefined (one cluster) -> 0
+    # with it, one scenario of two conversations: 1/2, rho undefined (one cluster) -> NaN and rho_used 1
     scores[1] = SampleScore(score=Score(value=0.0, metadata={"scenario_id": "k:ESC"}), sample_id="c2")
     got = rate(scores)
-    assert (got["rate"], got["n"], got["clusters"], got["rho"]) == (0.5, 2.0, 1.0, 0.0)
+    assert (got["rate"], got["n"], got["clusters"], got["rho_used"], got["deff"]) == (0.5, 2.0, 1.0, 1.0, 2.0)
+    assert math.isnan(got["rho"])

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from escalation.commands.score import Interval
 from escalation.estimators import compare_scored, write_atomic
 
 
@@ -28,8 +29,10 @@ def compare(
     confidence: float = typer.Option(0.95, "--confidence", help="Level of both intervals."),
     n_boot: int = typer.Option(2000, "--n-boot", help="Paired cluster bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    method: str = typer.Option("percentile", "--method", help="Bootstrap interval: percentile, "
-                                                              "basic or bca."),
+    interval: Interval = typer.Option("wilson-kish", "--interval", help="The chosen interval. A Wilson-type method "
+                                      "(wilson-kish, wilson-kish-t, wilson-kish-ucb, korn-graubard) gives the limits "
+                                      "that Newcombe's interval combines; bootstrap-percentile or bootstrap-bca "
+                                      "chooses the paired cluster bootstrap of that kind. Both are printed."),
     rho: Optional[float] = typer.Option(None, "--rho", help="Fix rho for the Wilson-Kish limits "
                                                              "(default: estimated)."),
     top: int = typer.Option(10, "--top", help="Disagreeing scenarios to print."),
@@ -42,7 +45,7 @@ def compare(
     Two intervals: Newcombe's paired square-and-add with Wilson-Kish limits, and a paired
     cluster bootstrap that resamples cases for both assistants at once.
     """
-    result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, method=method,
+    result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, interval=interval.value,
                             rho=rho, seed=seed)
     data = result.to_dict()
     if out is not None:
@@ -63,9 +66,13 @@ def compare(
                       _num(diff["difference"], "{:+.3f}"), _ci(diff["newcombe_ci"]),
                       _ci(diff["bootstrap_ci"]), f"{diff['n_a']}/{diff['n_b']}")
     console.print(table)
-    console.print("Newcombe: paired square-and-add with Wilson-Kish limits; bootstrap: paired "
-                  f"cluster bootstrap over cases ({method}). p_u, p_o: lower is better; pi: "
-                  "higher is better.")
+    bootstrap = result.interval.startswith("bootstrap")
+    limits = "wilson-kish" if bootstrap else result.interval
+    kind = result.interval.removeprefix("bootstrap-") if bootstrap else "percentile"
+    chosen = "bootstrap" if bootstrap else "Newcombe"
+    console.print(f"Newcombe: paired square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over "
+                  f"cases ({kind}). Chosen (--interval {result.interval}): {chosen}. p_u, p_o: lower is better; pi: "
+                  "higher is better.", highlight=False)
     disagree = result.disagreements
     if disagree.empty:
         console.print("The two assistants agree on every scenario.")

@@ -11,10 +11,17 @@ from typing import Optional
 
 import typer
 
-from escalation.estimators import FORMATS as READER_FORMATS
+from escalation.estimators import FORMATS as READER_FORMATS, INTERVAL_METHODS
 
 FORMATS = ("auto", *READER_FORMATS)
 
+Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_METHODS}, type=str)
+
+INTERVAL_HELP = ("The interval of every figure. wilson-kish: the paper's (SPEC section 5). wilson-kish-t: the same "
+                 "with a t quantile on scenarios - 1 degrees of freedom, wider with few scenarios. wilson-kish-ucb: "
+                 "rho replaced by its one-sided upper confidence bound. korn-graubard: inspect_ai's ci_wilson(cluster=). "
+                 "bootstrap-percentile, bootstrap-bca: the cluster bootstrap (--seed fixes its resamples). The "
+                 "README's coverage table says which holds its level for how many scenarios.")
 
 
 class Mode(str, Enum):
@@ -29,6 +36,7 @@ def _fmt(x, digits=4):
 def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path]) -> None:
     """A short readable summary of ``summary.json`` for a person."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 100)
@@ -37,18 +45,28 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     console.print(f"[bold]{records}[/bold] ({fmt}): {summary['conversations']} conversations, scored {mode}",
                   highlight=False)
     table = Table(show_edge=False, header_style="bold")
-    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "rho", "deff", "n_eff"):
+    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "deff", "n_eff"):
         table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
-    for name, key in (("p_u under-escalation", "under"), ("p_o over-escalation", "over")):
-        r = summary[key]
-        table.add_row(name, f"{r['errors']}/{r['n']}", _fmt(r["rate"]),
-                      f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})", _fmt(r["rho"], 3), _fmt(r["deff"], 3),
-                      _fmt(r["n_eff"], 1))
     p = summary["paired"]
-    table.add_row("pi paired figure", f"{p['pairs']} pairs", _fmt(p["pi"]),
-                  f"({_fmt(p['ci'][0])}, {_fmt(p['ci'][1])})", _fmt(p["rho"], 3), _fmt(p["deff"], 3),
-                  _fmt(p["n_eff"], 1))
+    for name, r, count in (("p_u under-escalation", summary["under"], f"{summary['under']['errors']}/"
+                            f"{summary['under']['n']}"),
+                           ("p_o over-escalation", summary["over"], f"{summary['over']['errors']}/"
+                            f"{summary['over']['n']}"),
+                           ("pi paired figure", p, f"{p['pairs']} pairs")):
+        rate = r["pi"] if r is p else r["rate"]
+        table.add_row(name, count, _fmt(rate), f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})",
+                      f"{r['clusters']} case{'' if r['clusters'] == 1 else 's'}" if r is p else str(r["clusters"]),
+                      _fmt(r["rho"], 3),
+                      _fmt(r["deff"], 3), _fmt(r["n_eff"], 1))
     console.print(table)
+    note = ""
+    if summary["rho_fixed"] is None and any(r["rho"] is None and (r["deff"] or 1.0) > 1.0
+                                            for r in (summary["under"], summary["over"], p)):
+        note = ("; rho '-' is undefined (one scenario, or every scenario of one conversation, or no variation of "
+                "the outcome): the interval then uses rho = 1")
+    console.print(f"interval: {summary['interval']}{note}", highlight=False)
+    for warning in summary["warnings"]:
+        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
     for key in ("under", "over"):
         causes = ", ".join(f"{k} {v}" for k, v in summary[key].get("causes", {}).items())
         console.print(f"causes of {key}-escalation: {causes}")
@@ -86,11 +104,14 @@ def score(
                                         "absent ones are reported as missing."),
     approval_escalation: bool = typer.Option(False, "--approval-escalation", help="inspect logs: count an "
                                              "ApprovalEvent with decision 'escalate' as an escalation call."),
+    interval: Interval = typer.Option("wilson-kish", "--interval", help=INTERVAL_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap intervals' resamples (recorded in "
+                             "summary.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, help="Conversations scored at a time (memory bound)."),
 ) -> None:
     """Score assistant logs: under-escalation, over-escalation and the paired figure pi, with
-    Wilson intervals and the Kish design effect (SPEC sections 3 to 7).
+    Wilson intervals and the Kish design effect (SPEC sections 3 to 7), or another interval (--interval).
 
     Example: escalation score examples/data/tau-bench/gpt-4o-airline.json
     --policy examples/tau-bench-airline.policy.json --out results/tau-bench
@@ -122,6 +143,7 @@ def score(
             summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
                                        confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
                                        chunk_size=chunk_size, approval_escalation=approval_escalation,
+                                       interval=interval.value, seed=seed,
                                        progress=lambda n: bar.advance(task, n))
         finally:
             if collecting:
