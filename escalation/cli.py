@@ -45,6 +45,7 @@ _COMMAND_MODULES = (
     "study_coverage",
     "study_sample_size",
     "study_judges",
+    "study_differences",
     "reproduce",
 )
 
