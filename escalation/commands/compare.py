@@ -7,6 +7,7 @@ from typing import Optional
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from escalation.commands.score import Interval
@@ -73,6 +74,8 @@ def compare(
     console.print(f"Newcombe: paired square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over "
                   f"cases ({kind}). Chosen (--interval {result.interval}): {chosen}. p_u, p_o: lower is better; pi: "
                   "higher is better.", highlight=False)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
     disagree = result.disagreements
     if disagree.empty:
         console.print("The two assistants agree on every scenario.")
