@@ -14,7 +14,7 @@ from ._style import subplots
 __all__ = ["plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation",
            "plot_power_validation"]
 
-_MARKERS = ("o", "s", "^", "D")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def plot_scenarios_grid(table: pd.DataFrame) -> Figure:
@@ -80,7 +80,7 @@ def _dot_panel(ax, table, value, mcse, labels, reference, xlabel, exact=None, ex
         y = part["_y"].to_numpy()
         bars = ax.errorbar(part[value], y, xerr=2 * part[mcse], fmt=marker, markersize=4, capsize=2,
                            label=method)
-        if exact is not None:
+        if exact is not None and part[exact].notna().any():
             ax.plot(part[exact], y, "x", color=bars[0].get_color(), markersize=5,
                     label=f"{method}, {exact_name}")
     for x in np.atleast_1d(reference):
@@ -91,9 +91,19 @@ def _dot_panel(ax, table, value, mcse, labels, reference, xlabel, exact=None, ex
 
 
 def plot_interval_validation(table: pd.DataFrame) -> Figure:
-    """Coverage (+-2 MCSE, nominal dashed) and realised median half-width (target dashed) per plan."""
+    """Coverage (+-2 MCSE, nominal dashed) and realised median half-width (target dashed) per plan.
+
+    A row per plan: its kind, rate, rho, replicas, spread of the scenario sizes (``cv``), interval
+    and ``K``.
+    """
     table = table.copy()
-    table["_label"] = _cell_labels(table, ["kind", "p", "rho", "replicas", "scenarios"])
+    columns = ["kind", "p", "rho", "replicas", "size_cv", "scenarios"]
+    if "size_cv" not in table:
+        columns.remove("size_cv")
+    table["_label"] = _cell_labels(table, columns)
+    if "interval" in table:
+        table["_label"] = [label + (" t" if interval == "wilson-kish-t" else "")
+                           for label, interval in zip(table["_label"], table["interval"])]
     labels = list(dict.fromkeys(table["_label"]))
     fig, (left, right) = subplots(1, 2, sharey=True, figsize=(10.0, 1.5 + 0.22 * len(labels)),
                                       layout="constrained")
@@ -107,17 +117,46 @@ def plot_interval_validation(table: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_power_validation(table: pd.DataFrame) -> Figure:
-    """Realised power (+-2 MCSE) of each power plan, target dashed."""
+def plot_power_validation(table: pd.DataFrame, size: pd.DataFrame | None = None, *, size_note: str = "") -> Figure:
+    """Realised power (+-2 MCSE) of each power plan, target dashed; with ``size``, the size of each test.
+
+    ``table`` is the power table (one row per plan and test, ``planned_for`` marking the test the
+    plan was made for, of which only those rows are drawn when the column is there). ``size`` is
+    the size table: the rejection rate under the null against the number of scenarios ``K``, the
+    mean over its cells per test (dotted: the highest cell), with the band ``alpha +- 2 MCSE`` of one
+    cell shaded; ``size_note`` says which cells in the panel's title.
+    """
     table = table.copy()
-    table["_label"] = _cell_labels(table, ["design", "p_a", "p_b", "rho", "replicas", "scenarios"])
+    if "planned_for" in table:
+        table = table[table["planned_for"].astype(bool)]
+    columns = [c for c in ("design", "test", "p_a", "p_b", "rho", "replicas", "size_cv", "scenarios") if c in table]
+    table["_label"] = _cell_labels(table, columns)
     labels = list(dict.fromkeys(table["_label"]))
-    fig, ax = subplots(figsize=(7.0, 1.5 + 0.25 * len(labels)), layout="constrained")
+    height = 1.5 + 0.16 * len(labels)
+    if size is None:
+        fig, ax = subplots(figsize=(7.0, height), layout="constrained")
+    else:
+        fig, (ax, right) = subplots(1, 2, figsize=(13.0, height), layout="constrained",
+                                    gridspec_kw={"width_ratios": (1.3, 1.0)})
     _dot_panel(ax, table, "realised_power", "realised_power_mcse", labels,
                table["power_target"].unique(),
                "realised power (bars: 2 MCSE; x: planned; dashed: target)",
                exact="planned_power", exact_name="planned")
-    ax.set_ylabel("plan")
+    ax.set_ylabel("plan (each drawn for the tests it was made for)")
     ax.legend(loc="best", fontsize=7)
     ax.set_title("Power plans simulated")
+    if size is not None:
+        alpha = float(size["alpha"].iloc[0])
+        band = 2 * float(size["size_mcse"].median())
+        right.axhspan(alpha - band, alpha + band, color="grey", alpha=0.2, linewidth=0)
+        right.axhline(alpha, color="grey", linestyle="--", linewidth=1)
+        for (method, part), marker in zip(size.groupby("method", sort=False), _MARKERS * 2):
+            by_k = part.groupby("scenarios")["size"]
+            line, = right.plot(by_k.mean().index, by_k.mean().to_numpy(), marker=marker, label=f"{method} (mean)")
+            right.plot(by_k.max().index, by_k.max().to_numpy(), linestyle=":", color=line.get_color(), linewidth=1)
+        right.set_xscale("log")
+        right.set_xlabel("scenarios K")
+        right.set_ylabel("rejection rate under the null (dotted: highest cell)")
+        right.set_title(f"Size of each test (dashed: {alpha:g}; band: +-2 MCSE){size_note}", fontsize=9)
+        right.legend(loc="best", fontsize=7)
     return fig

@@ -61,9 +61,38 @@ def test_power_plan_json(monkeypatch, capsys):
                         "--rho", "0.05", "--replicas", "10", "--correlation", "0.5", "--json")
     assert code == 0
     designs = orjson.loads(out)["designs"]
-    assert designs["unpaired"]["scenarios"] == 29  # Donner-Klar 28.45 per arm, rounded up
+    # the t test by default: one scenario more than Donner-Klar's normal rule (28.45 per arm -> 29)
+    assert designs["unpaired"]["scenarios"] == 30 and designs["unpaired"]["df"] == 58
+    assert designs["unpaired"]["test"] == "t"
     assert designs["paired"]["scenarios"] == plan_difference(
         0.1, 0.2, rho=0.05, replicas=10, power=0.8, correlation=0.5).scenarios
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--p-b", "0.2", "--power", "0.8",
+                        "--rho", "0.05", "--replicas", "10", "--test", "z", "--json")
+    assert code == 0
+    unpaired = orjson.loads(out)["designs"]["unpaired"]
+    assert unpaired["scenarios"] == 29 and unpaired["df"] is None  # Donner-Klar 28.45 per arm, rounded up
+
+
+def test_size_spread_and_interval_options_reach_the_planner(monkeypatch, capsys):
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--half-width", "0.05", "--rho", "0.1",
+                        "--replicas", "10", "--size-cv", "0.5", "--interval", "wilson-kish-t", "--json")
+    assert code == 0
+    data = orjson.loads(out)
+    plan = plan_interval(0.1, rho=0.1, replicas=10, half_width=0.05, size_cv=0.5, method="wilson-kish-t")
+    assert data["scenarios"] == plan.scenarios and data["m_bar"] == 12.5 and data["method"] == "wilson-kish-t"
+    by_rho = {row["rho"]: row["scenarios"] for row in data["sensitivity"]}
+    assert by_rho[0.2] == plan_interval(0.1, rho=0.2, replicas=10, half_width=0.05, size_cv=0.5,
+                                        method="wilson-kish-t").scenarios
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--p-b", "0.3", "--power", "0.8", "--rho", "0.05",
+                        "--replicas", "10", "--sizes", "5,10,15", "--json")
+    assert code == 0
+    unpaired = orjson.loads(out)["designs"]["unpaired"]
+    assert unpaired["m_bar"] == pytest.approx(350 / 30)
+    assert unpaired["scenarios"] == plan_difference(0.1, 0.3, rho=0.05, replicas=10, power=0.8, design="unpaired",
+                                                    sizes=[5, 10, 15]).scenarios
+    code, out, _ = _run(monkeypatch, capsys, "--p", "0.1", "--half-width", "0.05", "--rho", "0.1",
+                        "--replicas", "10", "--size-cv", "0.5")
+    assert code == 0 and "m_bar" in out and "12.5" in out
 
 
 @pytest.mark.parametrize("args, message", [
@@ -74,7 +103,15 @@ def test_power_plan_json(monkeypatch, capsys):
     (["--p", "0.1", "--rho", "0.1", "--scenarios", "5", "--half-width", "0.05"],
      "escalation plan: no number of replicas reaches the target with scenarios=5"),
     (["--p", "0.1", "--p-b", "0.2", "--rho", "0.1", "--replicas", "10", "--half-width", "0.05",
-      "--power", "0.8"], "escalation plan: --half-width and --paired-figure do not apply"),
+      "--power", "0.8"], "escalation plan: --half-width, --paired-figure and --interval do not apply"),
+    (["--p", "0.1", "--p-b", "0.2", "--rho", "0.1", "--replicas", "10", "--power", "0.8", "--interval",
+      "wilson-kish-t"], "escalation plan: --half-width, --paired-figure and --interval do not apply"),
+    (["--p", "0.1", "--rho", "0.1", "--replicas", "10", "--half-width", "0.05", "--test", "z"],
+     "escalation plan: --power, --correlation and --test need --p-b"),
+    (["--p", "0.1", "--rho", "0.1", "--replicas", "10", "--half-width", "0.05", "--sizes", "3,x"],
+     "escalation plan: --sizes must be whole numbers"),
+    (["--p", "0.1", "--rho", "0.1", "--replicas", "10", "--half-width", "0.05", "--size-cv", "-1"],
+     "escalation plan: size_cv must be a finite number >= 0"),
     (["--p", "0.1", "--rho", "0.1", "--replicas", "2", "--half-width", "0.05", "--rho-grid", "a"],
      "escalation plan: --rho-grid must be numbers"),
 ])

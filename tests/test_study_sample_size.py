@@ -9,16 +9,19 @@ import pandas as pd
 import pytest
 
 from escalation.cli import main
+from scipy import stats
+
 from escalation.estimators import anova_icc, plan_difference, plan_interval
-from escalation.studies._sample_size import (design_grid, draw_cluster_totals, draw_paired_rates, planning_tables,
-                                 run_cell, run_study)
+from escalation.studies._sample_size import (PLANNED_TESTS, SIZE_REPLICATIONS, TESTS, design_grid, draw_cluster_totals,
+                                             draw_paired_rates, draw_sizes, planning_tables, rejection_rows, run_cell,
+                                             run_study, difference_statistics)
 
 NOMINAL = 0.95
 
 
 def _row(**kw):
-    base = dict(p_b=np.nan, correlation=np.nan, design="", power=np.nan, alpha=np.nan,
-                half_width=0.05, confidence=NOMINAL, nsim=1000)
+    base = dict(p_b=np.nan, correlation=np.nan, design="", power=np.nan, alpha=np.nan, size_cv=0.0,
+                interval="wilson-kish", test="", scenarios=np.nan, half_width=0.05, confidence=NOMINAL, nsim=1000)
     return base | kw
 
 
@@ -83,21 +86,83 @@ def test_interval_plans_deliver_their_half_width_and_coverage(kind, p, rho, m):
     assert _by(rows, "wilson_kish_true_rho", "median_half_width")["est"] <= 0.05
 
 
-@pytest.mark.parametrize("design, correlation", [("unpaired", np.nan), ("paired", 0.5)])
-def test_power_plans_reach_their_power(design, correlation):
-    row = _row(kind="difference", p=0.1, p_b=0.2, rho=0.05, replicas=5, design=design,
+@pytest.mark.parametrize("design, correlation, test", [("unpaired", np.nan, "z"), ("unpaired", np.nan, "t"),
+                                                       ("paired", 0.5, "z"), ("paired", 0.5, "t")])
+def test_power_plans_reach_their_power(design, correlation, test):
+    row = _row(kind="difference", p=0.1, p_b=0.2, rho=0.05, replicas=5, design=design, test=test,
                correlation=correlation, power=0.8, alpha=0.05, half_width=np.nan, confidence=np.nan)
     rows = run_cell(row, np.random.SeedSequence(707))
-    plan = plan_difference(0.1, 0.2, rho=0.05, replicas=5, power=0.8, design=design,
+    plan = plan_difference(0.1, 0.2, rho=0.05, replicas=5, power=0.8, design=design, test=test,
                            correlation=None if design == "unpaired" else 0.5)
     assert rows[0]["scenarios"] == plan.scenarios and rows[0]["planned"] == plan.achieved_power
-    methods = {"unpaired": ("cluster_z", "donner_klar"), "paired": ("paired_z",)}[design]
-    assert {r["method"] for r in rows} == set(methods)
-    for method in methods:
+    assert {r["method"] for r in rows} == set(TESTS[design])
+    for method in PLANNED_TESTS[(design, test)]:
         power = _by(rows, method, "power")
-        # realised power within 3 MCSE of the plan's normal-rule power (MCSE at 1000 reps: 0.0125)
+        # realised power within 3 MCSE of the plan's power (MCSE at 1000 reps: 0.0125)
         assert abs(power["est"] - plan.achieved_power) <= 3 * power["mcse"]
         assert power["est"] >= 0.8 - 2 * power["mcse"]
+
+
+def test_the_statistics_are_the_textbook_tests_with_equal_sizes():
+    # equal sizes: the weighted cluster-robust statistics are scipy's paired and pooled two-sample t statistics
+    rng = np.random.default_rng(5)
+    a, b = rng.binomial(6, rng.beta(2, 8, (50, 9))), rng.binomial(6, rng.beta(3, 7, (50, 9)))
+    paired = difference_statistics(a, b, 6, 6, "paired")
+    assert np.allclose(paired["paired_t"][0], stats.ttest_rel(b / 6, a / 6, axis=1).statistic)
+    assert paired["paired_t"][1] == 8 and paired["paired_z"][1] is None
+    unpaired = difference_statistics(a, b, 6, 6, "unpaired")
+    assert np.allclose(unpaired["cluster_t"][0], stats.ttest_ind(b / 6, a / 6, axis=1).statistic)
+    assert unpaired["cluster_t"][1] == 16
+    # rejection by the t quantile is scipy's p-value below alpha
+    (t_row,) = [r for r in rejection_rows({"paired_t": paired["paired_t"]}, 0.05, "size")]
+    assert t_row["est"] == pytest.approx(np.mean(stats.ttest_rel(b / 6, a / 6, axis=1).pvalue < 0.05))
+    # donner_klar: the Wald test with each arm's Kish design effect (ANOVA rho), by hand for one data set
+    p_a, p_b = a[0].sum() / 54, b[0].sum() / 54
+    deff = [1 + 5 * float(anova_icc(x, 6)) for x in (a[0], b[0])]
+    wald = (p_b - p_a) / math.sqrt(p_a * (1 - p_a) * deff[0] / 54 + p_b * (1 - p_b) * deff[1] / 54)
+    assert unpaired["donner_klar"][0][0] == pytest.approx(wald)
+
+
+def test_drawn_sizes_have_the_mean_and_spread_asked_for():
+    # 1 + negative binomial: mean m and sd cv m; 200,000 draws, tolerance 4 standard errors
+    for m, cv in ((5, 0.5), (10, 1.0)):
+        n = draw_sizes(m, cv, (200_000,), rng=np.random.default_rng(2))
+        assert n.min() >= 1 and abs(n.mean() - m) < 4 * cv * m / math.sqrt(n.size)
+        assert n.std() / n.mean() == pytest.approx(cv, rel=0.02)
+        # and m_bar = sum n^2 / N is m (1 + cv^2) (Eldridge, Ashby & Kerry 2006)
+        assert (n * n).sum() / n.sum() == pytest.approx(m * (1 + cv * cv), rel=0.02)
+    assert (draw_sizes(4, 0.0, (3, 2), rng=np.random.default_rng(0)) == 4).all()
+    with pytest.raises(ValueError, match="not 1 \\+ a negative binomial"):
+        draw_sizes(10, 0.2, (3,), rng=np.random.default_rng(0))
+
+
+def test_size_of_the_paired_tests_at_a_fixed_seed():
+    # p_a = p_b = 0.15, rho = 0.05, m = 5: with 5 scenarios the z test rejects about 11% (study: 0.116), the t
+    # test holds 5%; with 24 scenarios the t test is within 3 MCSE of 0.05 (4,000 data sets, MCSE 0.0034)
+    for k, z_above in ((5, 0.08), (24, None)):
+        row = _row(kind="size", p=0.15, rho=0.05, replicas=5, design="paired", correlation=0.5, scenarios=k,
+                   power=0.8, alpha=0.05, half_width=np.nan, confidence=np.nan, nsim=1000)
+        rows = run_cell(row, np.random.SeedSequence(808))
+        assert rows[0]["scenarios"] == k and rows[0]["planned"] == 0.05
+        t, z = _by(rows, "paired_t", "size"), _by(rows, "paired_z", "size")
+        assert t["mcse"] == pytest.approx(math.sqrt(t["est"] * (1 - t["est"]) / (SIZE_REPLICATIONS * 1000)))
+        assert t["est"] <= 0.05 + 3 * t["mcse"]
+        if z_above is not None:
+            assert z["est"] > z_above
+        else:
+            assert abs(t["est"] - 0.05) <= 3 * t["mcse"]
+
+
+def test_unequal_sizes_need_the_size_weighted_mean():
+    # sizes with cv 1: Wilson-Kish with the true rho covers with m_bar = sum n^2 / N, not with N / k
+    row = _row(kind="rate", p=0.1, rho=0.2, replicas=10, size_cv=1.0)
+    rows = run_cell(row, np.random.SeedSequence(909))
+    assert rows[0]["scenarios"] == plan_interval(0.1, rho=0.2, replicas=10, half_width=0.05, size_cv=1.0).scenarios
+    new, old = _by(rows, "wilson_kish_true_rho", "coverage"), _by(rows, "wilson_kish_true_rho_n_over_k", "coverage")
+    assert new["est"] >= NOMINAL - 2 * new["mcse"]
+    assert old["est"] < NOMINAL - 4 * old["mcse"]  # study: 0.878
+    assert _by(rows, "wilson_kish_true_rho", "median_half_width")["est"] <= 0.05
+    assert not [r for r in rows if r["stat"] == "exact_coverage"]  # random sizes: no exact coverage
 
 
 def test_planning_tables_respect_the_floor_and_the_planner():
@@ -113,8 +178,11 @@ def test_planning_tables_respect_the_floor_and_the_planner():
 
 def test_design_grid_sizes():
     full, smoke = design_grid(), design_grid(smoke=True)
-    assert (full["nsim"] >= 2000).all() and len(full) == 64
-    assert set(smoke["kind"]) == {"rate", "pi", "difference"} and (smoke["nsim"] == 200).all()
+    assert (full["nsim"] >= 2000).all() and len(full) == 304
+    assert full["kind"].value_counts().to_dict() == {"size": 120, "difference": 112, "rate": 68, "pi": 4}
+    assert set(full.loc[full["kind"] == "size", "scenarios"]) == {5, 8, 12, 24, 50, 100}
+    assert set(full["size_cv"]) == {0.0, 0.5, 1.0} and set(full["test"]) == {"", "z", "t"}
+    assert set(smoke["kind"]) == {"rate", "pi", "difference", "size"} and (smoke["nsim"] == 200).all()
 
 
 # ------------------------------------------------------------------ the run
@@ -122,7 +190,8 @@ def test_design_grid_sizes():
 def test_study_is_identical_for_any_number_of_workers(tmp_path):
     one = run_study(tmp_path / "one", smoke=True, nsim=60, n_jobs=1, seed=5, progress=False)
     two = run_study(tmp_path / "two", smoke=True, nsim=60, n_jobs=2, seed=5, progress=False)
-    for name in ("validation.csv", "intervals.csv", "power.csv", "scenarios_grid.csv", "design.csv"):
+    for name in ("validation.csv", "intervals.csv", "power.csv", "size.csv", "scenarios_grid.csv",
+                 "scenarios_by_size_cv.csv", "design.csv"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     pd.testing.assert_frame_equal(one["validation"], two["validation"])
     for stem in ("scenarios_grid", "scenarios_by_replicas", "intervals", "power"):
@@ -130,7 +199,10 @@ def test_study_is_identical_for_any_number_of_workers(tmp_path):
         assert (tmp_path / "one" / f"{stem}.pdf").stat().st_size > 0
         assert (tmp_path / "one" / f"{stem}.md").read_text().startswith("# ")
     report = (tmp_path / "one" / "report.md").read_text()
-    assert "60 replications per plan" in report and "floor" in report
+    assert "60 replications per plan (240 per size cell)" in report and "floor" in report
+    assert "## Size of the tests" in report and "### z or t" in report and "`paired_t`" in report
+    assert set(one["size"]["method"]) == set(TESTS["paired"]) | set(TESTS["unpaired"])
+    assert one["power"]["planned_for"].any() and not one["power"]["planned_for"].all()
 
 
 def test_cli_runs_the_smoke_study_and_rejects_bad_options(tmp_path, monkeypatch, capsys):

@@ -1,6 +1,7 @@
 """``escalation plan``: how many scenarios and replicas an evaluation needs."""
 from __future__ import annotations
 
+from enum import Enum
 from typing import Optional
 
 import orjson
@@ -12,6 +13,30 @@ from escalation.estimators import InputError, plan_difference, plan_interval, pl
 
 _DEFAULT_RHO_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 _SENSITIVITY_KEYS = ("scenarios", "replicas", "power", "achieved_power", "conversations")
+
+
+class PlanInterval(str, Enum):
+    """The intervals a plan can be made for."""
+
+    wilson_kish = "wilson-kish"
+    wilson_kish_t = "wilson-kish-t"
+
+
+class PlanTest(str, Enum):
+    """The tests a power plan can be made for."""
+
+    t = "t"
+    z = "z"
+
+
+def _sizes(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"--sizes must be whole numbers separated by commas, got {text!r}",
+                         source="escalation plan") from None
 
 
 def _rho_grid(text: str, rho: float) -> list[float]:
@@ -42,7 +67,8 @@ def _fmt(value, digits=4):
 _HEADERS = {"scenarios": "K", "scenarios_normal": "K normal", "cases": "cases",
             "cases_normal": "cases normal", "replicas": "m", "half_width": "h",
             "achieved_half_width": "h of plan", "conversations": "convers.",
-            "scenarios_exact": "K exact", "achieved_power": "power of plan", "power": "power"}
+            "scenarios_exact": "K exact", "achieved_power": "power of plan", "power": "power",
+            "m_bar": "m_bar"}
 
 
 def _header(column):
@@ -81,41 +107,55 @@ def plan(
     correlation: Optional[float] = typer.Option(None, "--correlation", help="Correlation of the two "
                                                  "assistants' scenario rates; adds the paired design "
                                                  "(with --p-b)."),
+    size_cv: float = typer.Option(0.0, "--size-cv", help="Coefficient of variation of the scenario sizes "
+                                  "(sd / mean; 0 = every scenario has --replicas): the design effect takes "
+                                  "m_bar = m (1 + cv^2) (SPEC section 5; Eldridge, Ashby & Kerry 2006)."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Scenario sizes of a pilot, comma-separated, in "
+                                         "place of --size-cv: m_bar = m * sum(n^2) / sum(n) / mean(n)."),
+    interval: PlanInterval = typer.Option(PlanInterval.wilson_kish, "--interval", help="The interval planned "
+                                          "for: wilson-kish (the paper's) or wilson-kish-t (t on K - 1 degrees "
+                                          "of freedom; needs more scenarios)."),
+    test: PlanTest = typer.Option(PlanTest.t, "--test", help="With --p-b: the test planned for. t (default): "
+                                  "t on K - 1 (paired) or 2K - 2 (unpaired) degrees of freedom, which holds its "
+                                  "level with few scenarios; z: the normal rule, whose test rejects too often "
+                                  "then (escalation study sample-size)."),
     rho_grid: str = typer.Option(",".join(map(str, _DEFAULT_RHO_GRID)), "--rho-grid",
                                  help="rho values of the sensitivity table, comma-separated."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
 ) -> None:
     """Plan an evaluation: solve for the one unknown among scenarios, replicas and half-width.
 
-    Give exactly two of --scenarios, --replicas and --half-width (with --p-b: --power).
+    Give exactly two of --scenarios, --replicas and --half-width (with --p-b: --power). --replicas is
+    the mean number of conversations per scenario; --size-cv or --sizes gives their spread.
 
     Replicas cannot replace scenarios: no number of replicas goes below the floor.
     """
     grid = _rho_grid(rho_grid, rho)
+    spread = dict(size_cv=size_cv, sizes=_sizes(sizes))
     third = "--power" if p_b is not None else "--half-width"
     if [scenarios, replicas, power if p_b is not None else half_width].count(None) != 1:
         raise InputError(f"give exactly two of --scenarios, --replicas and {third}; the third is "
                          f"the unknown to solve for", source="escalation plan")
     try:
         if p_b is None:
-            if power is not None or correlation is not None:
-                raise ValueError("--power and --correlation need --p-b (a difference to detect)")
+            if power is not None or correlation is not None or test is not PlanTest.t:
+                raise ValueError("--power, --correlation and --test need --p-b (a difference to detect)")
             make = plan_paired_figure if paired_figure else plan_interval
             first = "pi" if paired_figure else "p"
-            known = dict(replicas=replicas, half_width=half_width, confidence=confidence,
-                         **{"cases" if paired_figure else "scenarios": scenarios, first: p})
+            known = dict(replicas=replicas, half_width=half_width, confidence=confidence, method=interval.value,
+                         **spread, **{"cases" if paired_figure else "scenarios": scenarios, first: p})
             plans = {"plan": make(rho=rho, **known).to_dict()}
             sensitivity = [{"rho": r, **_plan_or_empty(lambda: make(rho=r, **known))} for r in grid]
         else:
-            if half_width is not None or paired_figure:
-                raise ValueError("--half-width and --paired-figure do not apply with --p-b "
+            if half_width is not None or paired_figure or interval is not PlanInterval.wilson_kish:
+                raise ValueError("--half-width, --paired-figure and --interval do not apply with --p-b "
                                  "(give --power, --scenarios or --replicas)")
             designs = ["unpaired"] + (["paired"] if correlation is not None else [])
 
             def difference(design, rho_value):
                 return plan_difference(p, p_b, rho=rho_value, scenarios=scenarios, replicas=replicas,
-                                       power=power, alpha=alpha, design=design,
-                                       correlation=correlation if design == "paired" else None)
+                                       power=power, alpha=alpha, design=design, test=test.value,
+                                       correlation=correlation if design == "paired" else None, **spread)
             plans = {design: difference(design, rho).to_dict() for design in designs}
             sensitivity = [{"rho": r, **{f"{design}_{key}": value for design in designs
                                          for key, value in _plan_or_empty(lambda: difference(design, r)).items()
@@ -134,18 +174,19 @@ def plan(
         unit = "cases" if paired_figure else "scenarios"
         _print_table(console, f"Plan ({'pi' if paired_figure else 'rate'}; solved for "
                               f"{result['solved_for']})", [result],
-                     [unit, f"{unit}_normal", "replicas", "half_width", "achieved_half_width",
+                     [unit, f"{unit}_normal", "replicas", "m_bar", "half_width", "achieved_half_width",
                       "deff", "conversations", "floor"])
-        console.print(f"Floor: no number of replicas brings {unit} below "
-                      f"{result['floor']:.1f} (normal rule) at rho = {rho}.")
+        console.print(f"Floor: no number of replicas brings {unit} below {result['floor']:.1f} (normal rule) "
+                      f"at rho = {rho}. Interval {result['method']}; m_bar = m (1 + cv^2) with cv = "
+                      f"{result['size_cv']:.3g}.")
         columns = ["rho", unit, f"{unit}_normal", "replicas", "half_width", "deff",
                    "conversations", "floor"]
     else:
         _print_table(console, f"Power plan for p_b - p_a = {p_b - p:+g}",
                      [{"design": d, **v} for d, v in plans.items()],
-                     ["design", "scenarios", "scenarios_exact", "replicas", "power",
-                      "achieved_power", "deff", "conversations"])
-        console.print("Unpaired: scenarios per assistant (Donner & Klar). Paired: the same "
+                     ["design", "scenarios", "scenarios_exact", "replicas", "m_bar", "power",
+                      "achieved_power", "deff", "df", "conversations"])
+        console.print(f"{test.value} test. Unpaired: scenarios per assistant (Donner & Klar). Paired: the same "
                       "scenarios for both assistants.")
         solved = next(iter(plans.values()))["solved_for"]
         columns = ["rho"] + [f"{design}_{key}" for design in plans

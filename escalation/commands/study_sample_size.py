@@ -21,22 +21,25 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
     def sample_size(
         out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, the tables (CSV and "
                                                     "Markdown), figures and report.md (created if missing)."),
-        smoke: bool = typer.Option(False, "--smoke", help="Five plans and 200 replications each (seconds)."),
+        smoke: bool = typer.Option(False, "--smoke", help="Thirteen plans and tests, 200 replications each "
+                                                                "(800 per size cell; seconds)."),
         nsim: Optional[int] = typer.Option(None, "--nsim", help="Replications per plan (default 4000; 200 "
-                                                                 "with --smoke)."),
+                                                                 "with --smoke); four times that per size cell."),
         n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
                                                        "Results do not depend on it."),
         seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every plan gets its own child seed."),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:
-        """Plans of scenarios and replicas, simulated: half-width, coverage and power of each plan,
-        K over (p, rho) and K against replicas with the floor (findings in DIR/report.md)."""
+        """Plans of scenarios and replicas, simulated: half-width and coverage of each interval plan (equal
+        and unequal scenario sizes), size and power of every test the planner plans for (z and t), K over
+        (p, rho), against replicas with the floor and against the spread of the sizes (findings in
+        DIR/report.md)."""
         where = "escalation study sample-size"
         if nsim is not None and nsim < 2:
             raise InputError(f"--nsim must be at least 2, got {nsim}", source=where)
         cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=where)
         clock = time.perf_counter()
         tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
-        Console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans simulated in "
+        Console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
                         f"{time.perf_counter() - clock:.1f} s -> {out}; findings in {out / 'report.md'}")
