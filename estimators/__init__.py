@@ -43,13 +43,13 @@ clustered_rate                   a rate with the Kish design effect and the Wils
 ConfidenceInterval               ``(low, high)``: every interval of the package is one
 cluster_design, ClusterDesign, ClusterSums, size_weighted_mean, RHO_WHEN_UNDEFINED
                                  the design effect of SPEC section 5: the one rule
-clustered_interval, INTERVAL_METHODS, DEFAULT_INTERVAL, rho_upper_bound, korn_graubard_size,
-RHO_BOUND_LEVEL                  the interval of a clustered rate, by name (``--interval``)
+clustered_interval, INTERVAL_METHODS, DEFAULT_INTERVAL, WILSON_METHODS, rho_upper_bound,
+korn_graubard_size, RHO_BOUND_LEVEL   the interval of a clustered rate, by name (``--interval``)
 z_value, critical_value, wilson_interval, wilson_kish_interval, WilsonKishInterval, design_effect,
 anova_icc, fleiss_cuzick_icc     Wilson intervals, the Kish formula, the ICC of clustered 0/1 outcomes
 cluster_bootstrap, cluster_bootstrap_pi, paired_cluster_bootstrap, ClusterBootstrapResult,
 DegenerateIntervalWarning        the cluster bootstrap, of one rate or of two assistants' difference
-exact_coverage, ExactCoverage, MAX_ESTIMATED_RHO_STATES
+exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES
                                  the exact coverage of the clustered Wilson intervals
 
 Planning and comparison
@@ -86,10 +86,10 @@ from ._compare import Comparison, MetricDifference, compare_scored
 from ._conformance import CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 from ._difference import newcombe_paired_interval, paired_correlation
 from ._errors import InputError
-from ._clustered import (DEFAULT_INTERVAL, INTERVAL_METHODS, RHO_BOUND_LEVEL, clustered_interval, korn_graubard_size,
-                         rho_upper_bound)
+from ._clustered import (DEFAULT_INTERVAL, INTERVAL_METHODS, RHO_BOUND_LEVEL, WILSON_METHODS, clustered_interval,
+                         korn_graubard_size, rho_upper_bound)
 from ._design import RHO_WHEN_UNDEFINED, ClusterDesign, ClusterSums, anova_icc, cluster_design, size_weighted_mean
-from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage
+from ._exact import MAX_ESTIMATED_RHO_STATES, ExactCoverage, exact_coverage, exact_coverages
 from ._icc import fleiss_cuzick_icc
 from ._intervals import (ConfidenceInterval, WilsonKishInterval, critical_value, design_effect, wilson_interval,
                          wilson_kish_interval, z_value)
@@ -130,7 +130,7 @@ __all__ = [
     "clustered_rate", "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
     "fleiss_cuzick_icc", "cluster_bootstrap", "cluster_bootstrap_pi", "ClusterBootstrapResult", "ConfidenceInterval",
     "WilsonKishInterval",
-    "DegenerateIntervalWarning", "exact_coverage", "cluster_design", "ClusterDesign", "ClusterSums",
+    "DegenerateIntervalWarning", "exact_coverage", "exact_coverages", "WILSON_METHODS", "cluster_design", "ClusterDesign", "ClusterSums",
     "size_weighted_mean", "RHO_WHEN_UNDEFINED", "clustered_interval", "INTERVAL_METHODS", "DEFAULT_INTERVAL",
     "rho_upper_bound", "korn_graubard_size", "RHO_BOUND_LEVEL", "critical_value", "ExactCoverage", "MAX_ESTIMATED_RHO_STATES",
     # planning and comparison

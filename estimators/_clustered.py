@@ -33,8 +33,12 @@ INTERVAL_METHODS = ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-gra
 DEFAULT_INTERVAL = "wilson-kish"
 #: The methods that are a function of the cluster sums (:class:`ClusterSums`), hence exact-able.
 WILSON_METHODS = INTERVAL_METHODS[:4]
-#: One-sided level of the upper confidence bound of rho in ``wilson-kish-ucb``.
-RHO_BOUND_LEVEL = 0.8
+#: One-sided level of the upper confidence bound of rho in ``wilson-kish-ucb``. Chosen from the
+#: exact coverage over the coverage study's 576 equal-size cells with replicas (issue 14): at
+#: 0.5, 0.8, 0.9 and 0.95 the share of cells below 0.93 is 13.0%, 5.0%, 1.7% and 1.4%, the lowest
+#: coverage 0.846, 0.868, 0.902 and 0.903, and the mean width 1.18, 1.27, 1.32 and 1.36 times the
+#: true-rho interval's: 0.9 buys most of the coverage for 5% more width than 0.8.
+RHO_BOUND_LEVEL = 0.9
 #: Bootstrap resamples of ``bootstrap-percentile`` and ``bootstrap-bca`` unless told otherwise.
 DEFAULT_RESAMPLES = 1999
 

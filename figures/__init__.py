@@ -7,7 +7,7 @@ name then renamed) with their own helper, so drawing depends on no other layer o
 
 Coverage study
 ==============
-coverage_by_p, coverage_by_scenarios, width_against_coverage
+coverage_by_scenarios, coverage_by_p, width_against_coverage, misses_by_method
 
 Sample-size study
 =================
@@ -21,13 +21,13 @@ Reproduction of the paper
 =========================
 plot_profiles, plot_record_vs_text
 """
-from ._coverage import coverage_by_p, coverage_by_scenarios, width_against_coverage
+from ._coverage import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
 from ._judges import plot_calibration_bias, plot_mode_b, plot_reliability
 from ._reproduce import plot_profiles, plot_record_vs_text
 from ._sample_size import plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas, plot_scenarios_grid
 
 __all__ = [
-    "coverage_by_p", "coverage_by_scenarios", "width_against_coverage",
+    "coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method",
     "plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation", "plot_power_validation",
     "plot_reliability", "plot_calibration_bias", "plot_mode_b",
     "plot_profiles", "plot_record_vs_text",

@@ -1,54 +1,37 @@
-"""Figures of the coverage study: they draw the long table ``coverage.csv``, computing nothing.
+"""Figures of the coverage study: they draw the summary tables of :mod:`studies._coverage_report`.
 
-Every figure draws the nominal level as a line and, around it, the band of +-1.96 Monte Carlo
-standard errors that an interval of exactly nominal coverage would show; the coverage of each
-method carries its own +-1.96 MCSE band, and the exact coverage (where computable) is drawn as
-open markers.
+Every figure draws the summaries, not the cells: the mean and the lowest coverage of each
+method over the cells of a panel, the mean width against the mean coverage by range of
+scenarios, and the misses on each side. The coverage of a cell is its exact coverage where
+that is computable and the Monte Carlo one elsewhere (the tables say which). The nominal level
+is a solid line, 0.93 a dashed one.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, NullLocator
 
 from ._style import subplots
 
-__all__ = ["coverage_by_p", "coverage_by_scenarios", "width_against_coverage"]
+__all__ = ["coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method"]
 
 _STYLE = {
     "wilson": ("Wilson (ignores clustering)", "tab:red"),
-    "wilson_kish_true_rho": ("Wilson-Kish, true rho", "tab:green"),
-    "wilson_kish_est_rho": ("Wilson-Kish, estimated rho", "tab:blue"),
-    "bootstrap_percentile": ("Cluster bootstrap, percentile", "tab:orange"),
-    "bootstrap_bca": ("Cluster bootstrap, BCa", "tab:purple"),
+    "wilson-kish-true-rho": ("Wilson-Kish, true rho (oracle)", "tab:green"),
+    "wilson-kish": ("Wilson-Kish (the paper's)", "tab:blue"),
+    "wilson-kish-t": ("Wilson-Kish, t", "tab:cyan"),
+    "wilson-kish-ucb": ("Wilson-Kish, upper bound of rho", "tab:olive"),
+    "korn-graubard": ("Korn-Graubard", "tab:brown"),
+    "bootstrap-percentile": ("Cluster bootstrap, percentile", "tab:orange"),
+    "bootstrap-bca": ("Cluster bootstrap, BCa", "tab:purple"),
 }
-_Z = 1.959964
+_FLOOR = 0.93
 
 
-def _x_of(part: pd.DataFrame) -> tuple[np.ndarray, str]:
-    """x-axis of one estimand: the true p_u, or 1 - pi (both measure distance from the boundary)."""
-    if part["estimand"].iloc[0] == "pi":
-        return 1.0 - part["p"].to_numpy(), "1 - true pi"
-    return part["p"].to_numpy(), "true p_u"
-
-
-def _nominal(ax, nominal: float, nsim: int) -> None:
-    band = _Z * np.sqrt(nominal * (1 - nominal) / nsim)
-    ax.axhspan(nominal - band, nominal + band, color="0.85", zorder=0)
+def _levels(ax, nominal: float) -> None:
     ax.axhline(nominal, color="black", lw=0.8, zorder=1)
-
-
-def _lines(ax, part: pd.DataFrame, x_column: str) -> None:
-    for method, (label, colour) in _STYLE.items():
-        rows = part[part["method"] == method].sort_values(x_column)
-        if rows.empty:
-            continue
-        x, cov, se = rows[x_column].to_numpy(), rows["coverage"].to_numpy(), rows["coverage_mcse"].to_numpy()
-        ax.plot(x, cov, "-o", ms=3, lw=1.2, color=colour, label=label)
-        ax.fill_between(x, cov - _Z * se, cov + _Z * se, color=colour, alpha=0.15, lw=0)
-        exact = rows["exact_coverage"].to_numpy(dtype=float)
-        if np.isfinite(exact).any():
-            ax.plot(x, exact, "o", ms=6, mfc="none", color=colour, lw=0)
+    ax.axhline(_FLOOR, color="black", lw=0.6, ls="--", zorder=1)
 
 
 def _log_ticks(ax, values) -> None:
@@ -59,99 +42,135 @@ def _log_ticks(ax, values) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
 
 
-def _grid(rows, cols):
-    return subplots(len(rows), len(cols), figsize=(3.0 * len(cols) + 1, 2.4 * len(rows) + 1),
-                        sharex=True, sharey=True, squeeze=False)
+def _designs(table: pd.DataFrame) -> list[tuple[int, float]]:
+    return sorted({(int(m), float(cv)) for m, cv in zip(table["replicas"], table["size_cv"])})
 
 
-def coverage_by_p(table: pd.DataFrame, *, replicas: int, nominal: float = 0.95):
-    """Coverage against the true value, one panel per number of scenarios (rows) and rho (columns).
+def _design_title(m: int, cv: float) -> str:
+    return f"m = {m}, equal sizes" if cv == 0 else f"m = {m}, size cv {cv:g}"
+
+
+#: Lower edges of the two rows; a value below is drawn on the edge (the bootstraps fall far lower).
+_CLIP = {"mean": 0.75, "min": 0.5}
+
+
+def _by(table: pd.DataFrame, x: str, xlabel: str, title: str, nominal: float):
+    """Mean (top row) and lowest (bottom row) coverage against ``x``, one column per size design."""
+    designs = _designs(table)
+    fig, axes = subplots(2, len(designs), figsize=(2.2 * len(designs) + 1, 5.6), sharex=True, sharey="row",
+                         squeeze=False)
+    for j, (m, cv) in enumerate(designs):
+        part = table[(table["replicas"] == m) & (table["size_cv"] == cv)]
+        for i, stat in enumerate(("mean", "min")):
+            ax = axes[i, j]
+            _levels(ax, nominal)
+            for method, (label, colour) in _STYLE.items():
+                rows = part[part["method"] == method].sort_values(x)
+                if rows[stat].notna().any():
+                    ax.plot(rows[x], np.maximum(rows[stat], _CLIP[stat]), "-o", ms=3, lw=1.1, color=colour,
+                            label=label, clip_on=False)
+            _log_ticks(ax, table[x])
+            ax.set_ylim(_CLIP[stat], 1.0)
+            if i == 0:
+                ax.set_title(_design_title(m, cv), fontsize=9)
+            else:
+                ax.set_xlabel(xlabel)
+    axes[0, 0].set_ylabel(f"mean coverage\n(below {_CLIP['mean']:g}: on the edge)")
+    axes[1, 0].set_ylabel(f"lowest coverage\n(below {_CLIP['min']:g}: on the edge)")
+    fig.suptitle(title, fontsize=10)
+    _legend(fig, axes, ncol=4)
+    return fig
+
+
+def coverage_by_scenarios(table: pd.DataFrame, *, nominal: float = 0.95):
+    """Mean and lowest coverage of each method against the number of scenarios K.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        Rows of ``coverage.csv`` for one estimand.
-    replicas : int
-        The number of replicas ``m`` drawn.
+        ``studies._coverage_report.aggregate(cells, "scenarios")`` of one estimand: columns
+        ``estimand, method, replicas, size_cv, scenarios, mean, min``; the mean and the
+        minimum run over the true values and rho of a size design.
     nominal : float
         Nominal level.
     """
-    part = table[table["replicas"] == replicas].copy()
-    part["x"], xlabel = _x_of(part)
-    scenarios, rhos = sorted(part["scenarios"].unique()), sorted(part["rho"].unique())
-    fig, axes = _grid(scenarios, rhos)
-    for i, k in enumerate(scenarios):
-        for j, rho in enumerate(rhos):
-            ax = axes[i, j]
-            _nominal(ax, nominal, int(part["nsim"].min()))
-            _lines(ax, part[(part["scenarios"] == k) & (part["rho"] == rho)], "x")
-            _log_ticks(ax, part["x"])
-            ax.set_title(f"K = {k}, rho = {rho:g}", fontsize=9)
-            if i == len(scenarios) - 1:
-                ax.set_xlabel(xlabel)
-            if j == 0:
-                ax.set_ylabel("coverage")
-    estimand = part["estimand"].iloc[0]
-    fig.suptitle(f"Coverage of {estimand} intervals against the true value (m = {replicas}); "
-                 "open markers: exact coverage", fontsize=10)
-    _legend(fig, axes)
-    return fig
+    estimand = table["estimand"].iloc[0]
+    return _by(table, "scenarios", "scenarios K",
+               f"Coverage of {estimand} intervals against the number of scenarios (over true values and rho; "
+               "exact where computable)", nominal)
 
 
-def coverage_by_scenarios(table: pd.DataFrame, *, distance: float = 0.05, nominal: float = 0.95):
-    """Coverage against the number of scenarios K, one panel per rho (rows) and m (columns).
+def coverage_by_p(table: pd.DataFrame, *, nominal: float = 0.95):
+    """Mean and lowest coverage against the distance of the true value from the boundary.
 
-    Drawn at the true value whose distance from the nearer boundary is closest to ``distance``.
+    ``table`` is ``aggregate(cells, "p")`` of one estimand; the x axis is the true ``p_u``, or
+    ``1 - pi``; the mean and the minimum run over K and rho of a size design.
     """
-    near = np.minimum(table["p"], 1 - table["p"])
-    chosen = near.iloc[(near - distance).abs().argmin()]
-    part = table[np.isclose(near, chosen)]
-    rhos, replicas = sorted(part["rho"].unique()), sorted(part["replicas"].unique())
-    fig, axes = _grid(rhos, replicas)
-    for i, rho in enumerate(rhos):
-        for j, m in enumerate(replicas):
-            ax = axes[i, j]
-            _nominal(ax, nominal, int(part["nsim"].min()))
-            _lines(ax, part[(part["rho"] == rho) & (part["replicas"] == m)], "scenarios")
-            _log_ticks(ax, part["scenarios"])
-            ax.set_title(f"rho = {rho:g}, m = {m}", fontsize=9)
-            if i == len(rhos) - 1:
-                ax.set_xlabel("scenarios K")
-            if j == 0:
-                ax.set_ylabel("coverage")
-    estimand, truth = part["estimand"].iloc[0], part["p"].iloc[0]
-    fig.suptitle(f"Coverage of {estimand} intervals against the number of scenarios (true value {truth:g})",
-                 fontsize=10)
-    _legend(fig, axes)
-    return fig
+    part = table.copy()
+    estimand = part["estimand"].iloc[0]
+    if estimand == "pi":
+        part["p"] = (1.0 - part["p"]).round(12)
+    return _by(part, "p", "1 - true pi" if estimand == "pi" else "true p_u",
+               f"Coverage of {estimand} intervals against the true value (over K and rho; exact where computable)",
+               nominal)
 
 
 def width_against_coverage(table: pd.DataFrame, *, nominal: float = 0.95):
-    """Mean width against coverage of every cell, one panel per estimand, one colour per method."""
-    estimands = list(dict.fromkeys(table["estimand"]))
-    fig, axes = subplots(1, len(estimands), figsize=(5.5 * len(estimands), 4.5), sharey=True, squeeze=False)
-    for j, estimand in enumerate(estimands):
+    """Mean width (relative to the true-rho oracle) against mean coverage, by range of scenarios.
+
+    ``table`` is ``studies._coverage_report.by_range(cells)``: columns ``method, replicas_group,
+    scenarios_range, mean, min, relative_width``; one panel per replicas group, one line per
+    method through its ranges of K (marker size grows with K).
+    """
+    groups = list(dict.fromkeys(table["replicas_group"]))
+    ranges = list(dict.fromkeys(table["scenarios_range"]))
+    fig, axes = subplots(1, len(groups), figsize=(5.8 * len(groups), 4.8), sharey=True, squeeze=False)
+    for j, group in enumerate(groups):
         ax = axes[0, j]
-        part = table[table["estimand"] == estimand]
-        _nominal(ax, nominal, int(part["nsim"].min()))
+        _levels(ax, nominal)
+        part = table[table["replicas_group"] == group]
         for method, (label, colour) in _STYLE.items():
-            rows = part[part["method"] == method]
-            ax.errorbar(rows["mean_width"], rows["coverage"], yerr=_Z * rows["coverage_mcse"], fmt="o", ms=3,
-                        color=colour, alpha=0.7, elinewidth=0.6, label=label)
-        ax.set_xscale("log")
-        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("mean width (log scale)")
-        ax.set_title(estimand, fontsize=9)
-        if j == 0:
-            ax.set_ylabel("coverage")
-    fig.suptitle("Width against coverage, every design cell (bars: +-1.96 MCSE)", fontsize=10)
-    _legend(fig, axes)
+            rows = part[part["method"] == method].set_index("scenarios_range").reindex(ranges)
+            ax.plot(rows["relative_width"], rows["mean"], "-", lw=0.8, color=colour, alpha=0.6)
+            ax.scatter(rows["relative_width"], rows["mean"], s=[12 + 14 * k for k in range(len(ranges))],
+                       color=colour, label=label, zorder=3)
+        ax.set_xlabel("mean width / width of Wilson-Kish with the true rho")
+        ax.set_title(f"{group}; marker size: K range {', '.join(ranges)}", fontsize=9)
+    axes[0, 0].set_ylabel("mean coverage")
+    fig.suptitle("Width against coverage by range of scenarios (both estimands)", fontsize=10)
+    _legend(fig, axes, ncol=4)
     return fig
 
 
-def _legend(fig, axes) -> None:
+def misses_by_method(table: pd.DataFrame):
+    """Mean share of intervals wholly below and wholly above the truth, per method and estimand.
+
+    ``table`` is ``studies._coverage_report.misses(cells)``: columns ``estimand, method,
+    miss_low, miss_high``. A symmetric 95% interval misses 0.025 on each side (dotted line).
+    """
+    estimands = list(dict.fromkeys(table["estimand"]))
+    methods = [m for m in _STYLE if m in set(table["method"])]
+    fig, axes = subplots(1, len(estimands), figsize=(5.5 * len(estimands), 4.2), sharex=True, squeeze=False)
+    y = np.arange(len(methods))
+    for j, estimand in enumerate(estimands):
+        ax = axes[0, j]
+        part = table[table["estimand"] == estimand].set_index("method").reindex(methods)
+        ax.barh(y, -part["miss_low"], color="tab:blue", label="interval below the truth")
+        ax.barh(y, part["miss_high"], color="tab:red", label="interval above the truth")
+        for side in (-0.025, 0.025):
+            ax.axvline(side, color="black", lw=0.6, ls=":")
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_yticks(y, [_STYLE[m][0] for m in methods] if j == 0 else [])
+        ax.invert_yaxis()
+        ax.xaxis.set_major_formatter(lambda v, _: f"{abs(v):g}")
+        ax.set_xlabel("mean share of misses (below | above)")
+        ax.set_title(estimand, fontsize=9)
+    fig.suptitle("Misses on each side, mean over cells (dotted: 0.025 each side)", fontsize=10)
+    _legend(fig, axes, ncol=2)
+    return fig
+
+
+def _legend(fig, axes, *, ncol: int) -> None:
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.06, 1, 0.96))
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.01))
+    fig.tight_layout(rect=(0, 0.08, 1, 0.95))

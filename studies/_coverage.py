@@ -1,53 +1,67 @@
-"""Coverage study: the Wilson-Kish interval against the cluster bootstrap (ADEMP).
+"""Coverage study: every interval of the package on the data users meet (ADEMP).
 
 Aims
-    Find where the paper's interval (Wilson with the Kish design effect, SPEC section 5) covers
-    the true rate, and where it fails, against the obvious alternatives: the plain Wilson interval
-    that ignores clustering and the cluster bootstrap (percentile and BCa).
+    Find where each clustered interval of :data:`escalation.estimators.INTERVAL_METHODS` holds
+    its 95% level and where it fails, on scenarios of unequal size, with rare errors and with
+    3 to 200 scenarios, beside two oracles: the plain Wilson interval (ignores clustering) and
+    Wilson-Kish with the true intra-cluster correlation of the outcome.
 Data-generating mechanisms
-    The plain beta-binomial model (not the synthetic world): ``K`` scenarios of ``m`` replicas.
-    For ``p_u`` each scenario draws its own error probability ``q_j ~ Beta`` with mean ``p`` and
-    intra-scenario correlation ``rho`` (``alpha = p (1 - rho) / rho``, ``beta = (1 - p) (1 - rho)
-    / rho``; ``q_j = p`` when ``rho = 0``) and its ``m`` replicas are Bernoulli(``q_j``). For
-    ``pi`` each of ``K`` cases has an ESC and an ACT scenario with ``m`` replicas each; the two
-    scenarios draw independent ``q_u, q_o ~ Beta`` with mean ``a = 1 - sqrt(pi)`` and correlation
-    ``rho``, replicas are Bernoulli, and replica ``r`` of both forms a pair whose outcome
-    ``(1 - u)(1 - o)`` has mean ``(1 - a)^2 = pi``. The pair outcomes of a case are correlated
-    (through ``q_u`` and ``q_o``) with intra-case correlation ``rho_outcome = Var(w) / (pi (1 -
-    pi))``, ``w = (1 - q_u)(1 - q_o)``, which is smaller than ``rho``. Grid: true value ``p`` (for
-    ``pi``: ``1 - p``), ``rho``, ``K`` (``scenarios``) and ``m`` (``replicas``), fully crossed.
+    The plain beta-binomial model (not the synthetic world). Scenario ``j`` has ``n_j``
+    conversations (:func:`scenario_sizes`: equal sizes ``m``, or the ``(j - 1/2) / K`` quantiles
+    of a gamma law of mean ``m`` and coefficient of variation ``cv``, rounded, at least 1, so a
+    cell's sizes are fixed, not drawn). For ``p_u`` scenario ``j`` draws ``q_j ~ Beta`` with mean
+    ``p`` and intra-scenario correlation ``rho`` (``alpha = p (1 - rho) / rho``, ``beta = (1 - p)
+    (1 - rho) / rho``; ``q_j = p`` when ``rho = 0``) and its errors are Binomial(``n_j, q_j``).
+    For ``pi`` case ``j`` has an ESC and an ACT scenario of ``n_j`` replicas each, with
+    independent ``q_u, q_o ~ Beta`` of mean ``a = 1 - sqrt(pi)`` and correlation ``rho``;
+    replica ``r`` of both forms a pair whose outcome ``(1 - u)(1 - o)`` has mean ``pi``. Given
+    ``q_u, q_o`` the ``n_j`` pair outcomes are independent Bernoulli(``(1 - q_u)(1 - q_o)``), so
+    the case's correct pairs are drawn as one binomial; their distribution is
+    :func:`pair_cluster_pmf` (derived another way, through the hypergeometric overlap of the
+    errors). The pair outcomes of a case have intra-case correlation ``rho_outcome``
+    (:func:`pair_outcome_icc`), below ``rho``. Grid (:data:`FULL_GRID`): the true value's
+    distance from the boundary ``p`` (``p_u = p``, ``pi = 1 - p``), ``rho``, scenarios ``K`` and
+    the size design ``(m, cv)``, fully crossed, except that with ``m = 1`` (every scenario one
+    conversation) only ``rho = 0`` is run: the data do not depend on rho there.
 Estimands
     ``p_u`` (a rate) and ``pi`` (the paired figure); the column ``p`` of the tables is the true
     value of the estimand.
 Methods
-    ``wilson`` (ignores clustering), ``wilson_kish_true_rho`` (design effect with the true
-    ``rho_outcome``), ``wilson_kish_est_rho`` (the paper's: ANOVA rho truncated to [0, 1], 0 where
-    undefined), ``bootstrap_percentile`` and ``bootstrap_bca`` (cluster bootstrap resampling
-    scenarios, or cases for ``pi``, 999 resamples); all at 95%.
+    :data:`METHODS`: ``wilson`` (``wilson-kish`` with rho fixed at 0), ``wilson-kish-true-rho``
+    (``wilson-kish`` with rho fixed at ``rho_outcome``), and the six methods of
+    :func:`escalation.estimators.clustered_interval` at 95%, rho read from the data (SPEC
+    section 5). The two bootstraps read their intervals off one cluster bootstrap of
+    :data:`N_RESAMPLES` resamples per data set.
 Performance measures
     Coverage with its Monte Carlo standard error ``sqrt(c (1 - c) / nsim)``; misses below
     (``high < truth``) and above (``low > truth``) separately; mean width over the replications
     where the interval is defined. An undefined interval (BCa with no variation between
-    clusters) counts as not covering and as neither miss, so ``1 - coverage - miss_low -
-    miss_high`` is the share of undefined intervals. For the Wilson methods the exact coverage
-    (``estimators._exact``) is reported beside the Monte Carlo one.
+    clusters) counts as not covering and as neither miss. Beside them, the exact coverage,
+    misses and mean width (no Monte Carlo error) wherever they can be computed: every
+    Wilson-type method with equal sizes (:func:`escalation.estimators.exact_coverages`), and the two fixed-rho
+    methods with unequal sizes (:func:`escalation.estimators.exact_coverage` with one pmf per
+    cluster). The bootstraps are Monte Carlo only: on every replication with equal sizes, on
+    :data:`BOOTSTRAP_NSIM_UNEQUAL` with unequal sizes, and not at all with unequal sizes and
+    ``K > UNEQUAL_BOOTSTRAP_MAX_K`` (see there).
 
 Reproducibility: cell ``i`` uses child ``i`` of the root ``SeedSequence``; within a cell the
-replications run in chunks of ``CHUNK`` with child ``c`` of the cell's seed, so
-``replay_replication`` recomputes one replication from the root seed alone.
+replications run in chunks of ``CHUNK`` with child ``c`` of the cell's seed (data first, then
+the bootstrap of the chunk's first replications), so ``replay_replication`` recomputes one
+replication from the root seed alone, and the results do not depend on ``n_jobs``.
 """
 from __future__ import annotations
 
 import math
 import warnings
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from escalation.estimators import (DegenerateIntervalWarning, anova_icc, cluster_bootstrap, cluster_bootstrap_pi,
-                                   exact_coverage, wilson_interval, wilson_kish_interval)
+from escalation.estimators import (INTERVAL_METHODS, WILSON_METHODS, DegenerateIntervalWarning, cluster_bootstrap,
+                                   clustered_interval, exact_coverage, exact_coverages)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import cluster_pmf
 from ._engine import cell_seed, run_cells
@@ -55,32 +69,90 @@ from ._figure_files import save_figure
 from ._performance import binomial_mcse, interval_rows
 from ._tables import write_table
 
-__all__ = ["METHODS", "ESTIMANDS", "COLUMNS", "build_design", "run_cell", "run_study", "replay_replication",
-           "pair_cluster_pmf", "pair_outcome_icc"]
+__all__ = ["METHODS", "ORACLES", "FIXED_RHO_METHODS", "BOOTSTRAP_METHODS", "ESTIMANDS", "COLUMNS", "FULL_GRID",
+           "SMOKE_GRID", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals", "run_study",
+           "replay_replication", "pair_cluster_pmf", "pair_outcome_icc"]
 
-METHODS = ("wilson", "wilson_kish_true_rho", "wilson_kish_est_rho", "bootstrap_percentile", "bootstrap_bca")
+ORACLES = ("wilson", "wilson-kish-true-rho")
+#: Every method of the study: the two oracles, then what a user can choose (``--interval``).
+METHODS = ORACLES + INTERVAL_METHODS
+#: The methods whose exact coverage is computable with unequal sizes (rho fixed).
+FIXED_RHO_METHODS = ORACLES
+BOOTSTRAP_METHODS = ("bootstrap-percentile", "bootstrap-bca")
 ESTIMANDS = ("p_u", "pi")
-COLUMNS = ("method", "estimand", "p", "rho", "scenarios", "replicas", "nsim", "coverage", "coverage_mcse",
-           "exact_coverage", "miss_low", "miss_high", "mean_width")
+COLUMNS = ("method", "estimand", "p", "rho", "scenarios", "replicas", "size_cv", "nsim", "coverage",
+           "coverage_mcse", "miss_low", "miss_high", "mean_width", "exact_coverage", "exact_miss_low",
+           "exact_miss_high", "exact_mean_width")
 CONFIDENCE = 0.95
 N_RESAMPLES = 999
-CHUNK = 1000
-DEFAULT_NSIM = 5000
+CHUNK = 500
+DEFAULT_NSIM = 2000
 SMOKE_NSIM = 200
+#: Replications of the bootstraps in a cell of unequal sizes (with equal sizes: every replication).
+BOOTSTRAP_NSIM_UNEQUAL = 500
+#: With unequal sizes the bootstrap's exact resampling distribution has too large a grid and
+#: :func:`escalation.estimators.cluster_bootstrap` draws every cluster of every resample
+#: (about 2e-7 s per data set, resample and cluster: 80 s for 2000 data sets of 200 clusters),
+#: so the bootstraps run there only up to this many scenarios (at K = 30 they would take 40% of
+#: the run; with equal sizes they run everywhere).
+UNEQUAL_BOOTSTRAP_MAX_K = 10
 DEFAULT_SEED = 20240501
-# distance of the true value from the boundary: p_u = value, pi = 1 - value
+# p: distance of the true value from the boundary (p_u = p, pi = 1 - p); sizes: (m, cv)
 FULL_GRID = {"p": (0.01, 0.02, 0.05, 0.1, 0.2, 0.5), "rho": (0.0, 0.05, 0.2, 0.5),
-             "scenarios": (5, 10, 30, 100), "replicas": (1, 3, 8)}
-SMOKE_GRID = {"p": (0.02, 0.2), "rho": (0.0, 0.2), "scenarios": (5, 30), "replicas": (1, 3)}
+             "scenarios": (3, 5, 10, 30, 100, 200),
+             "sizes": ((1, 0.0), (3, 0.0), (3, 0.5), (3, 1.0), (8, 0.0), (8, 0.5), (8, 1.0))}
+SMOKE_GRID = {"p": (0.02, 0.2), "rho": (0.0, 0.2), "scenarios": (3, 30), "sizes": ((1, 0.0), (3, 0.0), (3, 1.0))}
+
+
+def scenario_sizes(scenarios: int, mean: int, cv: float) -> np.ndarray:
+    """The conversations of each scenario of a cell: fixed sizes of mean about ``mean`` and spread ``cv``.
+
+    Parameters
+    ----------
+    scenarios : int
+        Number of scenarios ``K``.
+    mean : int
+        Mean size ``m``.
+    cv : float
+        Coefficient of variation of the sizes; 0 gives ``K`` scenarios of ``m``.
+
+    Returns
+    -------
+    ndarray of int, shape (K,)
+        The ``(j - 1/2) / K`` quantiles, ``j = 1 .. K``, of a gamma law with mean ``m`` and
+        coefficient of variation ``cv`` (shape ``1 / cv^2``, scale ``m cv^2``), rounded to the
+        nearest integer and at least 1, ascending. Quantiles instead of draws keep every
+        replication of a cell on the same sizes, so the sizes are a condition of the cell, and
+        the realised mean and spread (which rounding moves a little; ``design.csv`` records
+        ``m_bar``) are those of a typical sample of ``K`` sizes.
+    """
+    if cv == 0:
+        return np.full(int(scenarios), int(mean))
+    shape = 1.0 / cv**2
+    quantiles = stats.gamma.ppf((np.arange(scenarios) + 0.5) / scenarios, shape, scale=mean / shape)
+    return np.maximum(np.rint(quantiles), 1).astype(np.int64)
+
+
+def cell_sizes(row: dict) -> np.ndarray:
+    """:func:`scenario_sizes` of a design row."""
+    return scenario_sizes(int(row["scenarios"]), int(row["replicas"]), float(row["size_cv"]))
+
+
+def _bootstrap_nsim(nsim: int, scenarios: int, cv: float) -> int:
+    if cv == 0:
+        return nsim
+    return min(nsim, BOOTSTRAP_NSIM_UNEQUAL) if scenarios <= UNEQUAL_BOOTSTRAP_MAX_K else 0
 
 
 def build_design(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame:
-    """The design grid: one row per (estimand, p, rho, scenarios, replicas).
+    """The design grid: one row per (estimand, p, rho, scenarios, replicas, size_cv).
 
-    Columns: ``estimand, p`` (true value of the estimand), ``rho`` (intra-scenario correlation of
-    the 0/1 outcomes), ``rho_outcome`` (intra-cluster correlation of the outcome whose mean is
-    the estimand: ``rho`` for ``p_u``, that of the pair outcome for ``pi``), ``scenarios`` (K),
-    ``replicas`` (m), ``nsim``.
+    Columns: ``estimand, p`` (true value of the estimand), ``rho`` (intra-scenario correlation
+    of the 0/1 outcomes), ``rho_outcome`` (intra-cluster correlation of the outcome whose mean
+    is the estimand: ``rho`` for ``p_u``, that of the pair outcome for ``pi``), ``scenarios``
+    (K), ``replicas`` (the mean size m), ``size_cv`` (the spread of :func:`scenario_sizes`),
+    ``conversations`` (N, pairs for ``pi``) and ``m_bar`` (``sum n_j^2 / N``) of the sizes,
+    ``nsim``, and ``nsim_bootstrap`` (replications of the bootstraps; 0 = not run).
     """
     grid = SMOKE_GRID if smoke else FULL_GRID
     nsim = int(nsim if nsim is not None else SMOKE_NSIM if smoke else DEFAULT_NSIM)
@@ -91,9 +163,15 @@ def build_design(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFram
             for rho in grid["rho"]:
                 outcome_rho = rho if estimand == "p_u" else pair_outcome_icc(truth, rho)
                 for scenarios in grid["scenarios"]:
-                    for replicas in grid["replicas"]:
+                    for replicas, cv in grid["sizes"]:
+                        if replicas == 1 and rho != grid["rho"][0]:
+                            continue  # one conversation a scenario: the data do not depend on rho
+                        sizes = scenario_sizes(scenarios, replicas, cv)
                         rows.append({"estimand": estimand, "p": truth, "rho": rho, "rho_outcome": outcome_rho,
-                                     "scenarios": scenarios, "replicas": replicas, "nsim": nsim})
+                                     "scenarios": scenarios, "replicas": replicas, "size_cv": cv,
+                                     "conversations": int(sizes.sum()),
+                                     "m_bar": float((sizes**2).sum() / sizes.sum()), "nsim": nsim,
+                                     "nsim_bootstrap": _bootstrap_nsim(nsim, scenarios, cv)})
     return pd.DataFrame(rows)
 
 
@@ -117,67 +195,81 @@ def pair_cluster_pmf(pi: float, rho: float, replicas: int) -> np.ndarray:
     """
     a = 1.0 - math.sqrt(pi)
     half = cluster_pmf(a, rho, replicas)
-    pmf = np.zeros(replicas + 1)
-    for x in range(replicas + 1):
-        for y in range(replicas + 1):
-            both = np.arange(max(0, x + y - replicas), min(x, y) + 1)
-            pmf[replicas - x - y + both] += half[x] * half[y] * stats.hypergeom.pmf(both, replicas, x, y)
-    return pmf
+    x, y, both = np.ogrid[: replicas + 1, : replicas + 1, : replicas + 1]
+    weight = half[x] * half[y] * stats.hypergeom.pmf(both, replicas, x, y)  # 0 outside the support of I
+    correct = np.broadcast_to(replicas - x - y + both, weight.shape)
+    possible = weight > 0
+    return np.bincount(correct[possible], weights=weight[possible], minlength=replicas + 1)
 
 
-def _cluster_pmf(row: dict) -> np.ndarray:
+@lru_cache(maxsize=512)
+def _size_pmf(estimand: str, p: float, rho: float, size: int) -> np.ndarray:
+    """Distribution of the total of one cluster of ``size`` (errors for ``p_u``, correct pairs for ``pi``)."""
+    return cluster_pmf(p, rho, size) if estimand == "p_u" else pair_cluster_pmf(p, rho, size)
+
+
+def _exact(row: dict, sizes: np.ndarray) -> dict:
+    """``{method: ExactCoverage}`` of the methods whose exact performance is computable in this cell."""
+    pmfs = [_size_pmf(row["estimand"], float(row["p"]), float(row["rho"]), int(n)) for n in sizes]
+    equal = bool(np.all(sizes == sizes[0]))
+    law = pmfs[0] if equal else pmfs
+    K = len(sizes)
+    exact = {"wilson": exact_coverage(law, K, rho=0.0, confidence=CONFIDENCE),
+             "wilson-kish-true-rho": exact_coverage(law, K, rho=float(row["rho_outcome"]), confidence=CONFIDENCE)}
+    if equal:
+        exact.update(exact_coverages(pmfs[0], K, WILSON_METHODS, confidence=CONFIDENCE))
+    return exact
+
+
+def _simulate(row: dict, sizes: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
+    """Cluster totals of ``size`` data sets of one cell, shape ``(size, K)``: errors, or correct pairs for ``pi``."""
+    shape = (size, len(sizes))
     if row["estimand"] == "p_u":
-        return cluster_pmf(row["p"], row["rho"], row["replicas"])
-    return pair_cluster_pmf(row["p"], row["rho"], row["replicas"])
-
-
-def _simulate(row: dict, rng: np.random.Generator, size: int) -> dict:
-    """``size`` data sets of one cell: cluster totals, and for ``pi`` the 0/1 outcomes u and o."""
-    K, m = row["scenarios"], row["replicas"]
-    if row["estimand"] == "p_u":
-        q = cluster_probabilities(row["p"], row["rho"], (size, K), rng=rng)
-        return {"totals": rng.binomial(m, q)}
-    a = 1.0 - math.sqrt(row["p"])
-    q_u = cluster_probabilities(a, row["rho"], (size, K), rng=rng)
-    q_o = cluster_probabilities(a, row["rho"], (size, K), rng=rng)
-    u = (rng.random((size, K, m)) < q_u[..., None]).astype(np.int8)
-    o = (rng.random((size, K, m)) < q_o[..., None]).astype(np.int8)
-    return {"totals": ((1 - u) * (1 - o)).sum(axis=-1), "u": u, "o": o}
-
-
-def _intervals(row: dict, data: dict, rng: np.random.Generator) -> dict:
-    """Every method's interval for each data set: ``{method: (low, high)}``, and rho_hat."""
-    m = row["replicas"]
-    totals = data["totals"]
-    errors, n = totals.sum(axis=-1), totals.shape[-1] * m
-    rho_hat = np.nan_to_num(anova_icc(totals, m), nan=0.0)  # SPEC section 5: 0 where undefined
-    if row["estimand"] == "p_u":
-        boot = cluster_bootstrap(totals, m, n_resamples=N_RESAMPLES, rng=rng)
+        q = cluster_probabilities(row["p"], row["rho"], shape, rng=rng)
     else:
-        boot = cluster_bootstrap_pi(data["u"], data["o"], n_resamples=N_RESAMPLES, rng=rng)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateIntervalWarning)  # counted as not covering
-        bca = boot.confidence_interval("bca", CONFIDENCE)
-    return {
-        "wilson": wilson_interval(errors / n, n, CONFIDENCE),
-        "wilson_kish_true_rho": wilson_kish_interval(errors, n, m, row["rho_outcome"], CONFIDENCE).interval,
-        "wilson_kish_est_rho": wilson_kish_interval(errors, n, m, rho_hat, CONFIDENCE).interval,
-        "bootstrap_percentile": tuple(boot.confidence_interval("percentile", CONFIDENCE)),
-        "bootstrap_bca": tuple(bca),
-        "rho_hat": rho_hat,
-    }
+        a = 1.0 - math.sqrt(row["p"])
+        q = (1.0 - cluster_probabilities(a, row["rho"], shape, rng=rng)) * (
+            1.0 - cluster_probabilities(a, row["rho"], shape, rng=rng))
+    return rng.binomial(sizes, q)
 
 
-def _chunk(row: dict, seed_seq: np.random.SeedSequence, chunk: int) -> tuple[dict, dict]:
-    """Data and intervals of replications ``chunk * CHUNK ...`` of a cell."""
+def _intervals(row: dict, sizes: np.ndarray, totals: np.ndarray, rng: np.random.Generator, bootstrapped: int) -> dict:
+    """Every method's interval for each data set: ``{method: (low, high)}``; the bootstraps for the first
+    ``bootstrapped`` data sets only."""
+    out = {"wilson": clustered_interval(totals, sizes, "wilson-kish", confidence=CONFIDENCE, rho=0.0),
+           "wilson-kish-true-rho": clustered_interval(totals, sizes, "wilson-kish", confidence=CONFIDENCE,
+                                                      rho=float(row["rho_outcome"]))}
+    for method in WILSON_METHODS:
+        out[method] = clustered_interval(totals, sizes, method, confidence=CONFIDENCE)
+    if bootstrapped:
+        # one bootstrap distribution, read twice: what clustered_interval does for each method
+        boot = cluster_bootstrap(totals[:bootstrapped], sizes, n_resamples=N_RESAMPLES, rng=rng)
+        for method in BOOTSTRAP_METHODS:
+            out[method] = boot.confidence_interval(method.removeprefix("bootstrap-"), CONFIDENCE)
+    else:
+        out.update({method: (np.empty(0), np.empty(0)) for method in BOOTSTRAP_METHODS})
+    return {method: (np.asarray(low, dtype=float), np.asarray(high, dtype=float))
+            for method, (low, high) in out.items()}
+
+
+def _chunk(row: dict, seed_seq: np.random.SeedSequence, chunk: int) -> tuple[np.ndarray, dict]:
+    """Cluster totals and intervals of replications ``chunk * CHUNK ...`` of a cell."""
     rng = np.random.default_rng(np.random.SeedSequence(seed_seq.entropy, spawn_key=seed_seq.spawn_key + (chunk,)))
-    size = min(CHUNK, int(row["nsim"]) - chunk * CHUNK)
-    data = _simulate(row, rng, size)
-    return data, _intervals(row, data, rng)
+    start = chunk * CHUNK
+    size = min(CHUNK, int(row["nsim"]) - start)
+    bootstrapped = min(size, max(int(row["nsim_bootstrap"]) - start, 0))
+    sizes = cell_sizes(row)
+    totals = _simulate(row, sizes, rng, size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateIntervalWarning)  # an undefined BCa counts as not covering
+        return totals, _intervals(row, sizes, totals, rng, bootstrapped)
 
 
 def cell_intervals(row: dict, seed_seq: np.random.SeedSequence) -> dict:
-    """Every replication's interval of every method in one cell: ``{method: (low, high)}``."""
+    """Every replication's interval of every method in one cell: ``{method: (low, high)}``.
+
+    The bootstraps have ``nsim_bootstrap`` replications (the first ones), the others ``nsim``.
+    """
     chunks = [_chunk(row, seed_seq, c)[1] for c in range(math.ceil(int(row["nsim"]) / CHUNK))]
     return {method: (np.concatenate([c[method][0] for c in chunks]), np.concatenate([c[method][1] for c in chunks]))
             for method in METHODS}
@@ -185,29 +277,29 @@ def cell_intervals(row: dict, seed_seq: np.random.SeedSequence) -> dict:
 
 def _performance(low: np.ndarray, high: np.ndarray, truth: float) -> dict:
     """Coverage with its MCSE, the misses below and above, and the mean width of the defined intervals."""
+    if low.size == 0:
+        return {"nsim": 0, "coverage": math.nan, "coverage_mcse": math.nan, "miss_low": math.nan,
+                "miss_high": math.nan, "mean_width": math.nan}
     coverage, below, above = (row["est"] for row in interval_rows(low, high, truth))
     width = high - low
     defined = np.isfinite(width)
-    return {"coverage": coverage, "coverage_mcse": float(binomial_mcse(coverage, width.size)),
+    return {"nsim": int(low.size), "coverage": coverage, "coverage_mcse": float(binomial_mcse(coverage, width.size)),
             "miss_low": below, "miss_high": above,
             "mean_width": float(width[defined].mean()) if defined.any() else math.nan}
 
 
-def _exact(row: dict) -> dict:
-    """Exact coverage of the methods where it is computable (NaN for the bootstraps)."""
-    pmf, K = _cluster_pmf(row), row["scenarios"]
-    exact = {"wilson": exact_coverage(pmf, K, rho=0.0, confidence=CONFIDENCE),
-             "wilson_kish_true_rho": exact_coverage(pmf, K, rho=row["rho_outcome"], confidence=CONFIDENCE),
-             "wilson_kish_est_rho": exact_coverage(pmf, K, rho=None, confidence=CONFIDENCE)}
-    return {method: exact[method].coverage if method in exact else math.nan for method in METHODS}
-
-
 def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
-    """Simulate and analyse one design cell: one result row per method."""
+    """Simulate and analyse one design cell: one result row per method, exact fields NaN where not computable."""
     intervals = cell_intervals(row, seed_seq)
-    exact = _exact(row)
-    return [{"method": method, **_performance(*intervals[method], row["p"]), "exact_coverage": exact[method]}
-            for method in METHODS]
+    exact = _exact(row, cell_sizes(row))
+    rows = []
+    for method in METHODS:
+        e = exact.get(method)
+        rows.append({"method": method, **_performance(*intervals[method], row["p"]),
+                     "exact_coverage": e.coverage if e else math.nan, "exact_miss_low": e.miss_low if e else math.nan,
+                     "exact_miss_high": e.miss_high if e else math.nan,
+                     "exact_mean_width": e.mean_width if e else math.nan})
+    return rows
 
 
 def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
@@ -216,7 +308,7 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
     Parameters
     ----------
     row : dict
-        The cell's row of ``design.csv`` (with its ``cell`` index and ``nsim``).
+        The cell's row of ``design.csv`` (with its ``cell`` index, ``nsim`` and ``nsim_bootstrap``).
     seed : int
         The study's root seed (``run.json``).
     replication : int
@@ -225,19 +317,20 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
     Returns
     -------
     dict
-        ``totals`` (cluster totals of the data set), ``u`` and ``o`` for ``pi``, ``rho_hat``,
-        ``truth``, ``intervals`` (``{method: (low, high)}``) and ``covered`` (``{method: bool}``),
-        identical to what the study counted.
+        ``sizes`` and ``totals`` of the clusters (errors, or correct pairs for ``pi``),
+        ``truth``, ``intervals`` (``{method: (low, high)}``; the bootstraps only for a
+        replication below ``nsim_bootstrap``) and ``covered`` (``{method: bool}``), identical
+        to what the study counted.
     """
     if not 0 <= replication < int(row["nsim"]):
         raise ValueError(f"replication must lie in 0 .. {int(row['nsim']) - 1}, got {replication}")
     chunk, index = divmod(replication, CHUNK)
-    data, intervals = _chunk(row, cell_seed(seed, int(row["cell"])), chunk)
+    totals, intervals = _chunk(row, cell_seed(seed, int(row["cell"])), chunk)
     truth = row["p"]
-    picked = {method: (float(intervals[method][0][index]), float(intervals[method][1][index])) for method in METHODS}
-    return {"truth": truth, "rho_hat": float(intervals["rho_hat"][index]),
-            **{key: value[index] for key, value in data.items()},
-            "intervals": picked, "covered": {m: bool(lo <= truth <= hi) for m, (lo, hi) in picked.items()}}
+    picked = {method: (float(low[index]), float(high[index])) for method, (low, high) in intervals.items()
+              if index < low.size}
+    return {"truth": truth, "sizes": cell_sizes(row), "totals": totals[index], "intervals": picked,
+            "covered": {m: bool(lo <= truth <= hi) for m, (lo, hi) in picked.items()}}
 
 
 def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
@@ -245,31 +338,40 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
               scheduler: str | None = None) -> pd.DataFrame:
     """Run the coverage study and write its outputs to ``out_dir``.
 
-    Writes ``design.csv`` (before the run), ``coverage.csv`` (columns ``COLUMNS``; exact
-    coverage empty where not computable), ``run.json``, the figures (PNG and PDF) and
+    Writes ``design.csv`` (before the run), ``coverage.csv`` (columns ``COLUMNS``, one row per
+    cell and method; empty where not computable or not run), ``summary.csv`` and
+    ``recommendation.csv`` (with Markdown copies), ``run.json``, the figures (PNG and PDF) and
     ``report.md``. Returns the coverage table. ``backend`` and ``scheduler`` choose where the
     cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
     """
-    from escalation.figures import coverage_by_p, coverage_by_scenarios, width_against_coverage
-    from ._coverage_report import write_report
+    from escalation.figures import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
+    from ._coverage_report import (aggregate, by_range, misses, recommendation, summary_by_method, summary_cells,
+                                   write_report)
 
     out_dir = Path(out_dir)
     design = build_design(smoke=smoke, nsim=nsim)
     facts = {"study": "coverage", "smoke": smoke, "nsim": int(design["nsim"].iloc[0]), "n_resamples": N_RESAMPLES,
-             "confidence": CONFIDENCE, "chunk": CHUNK}
+             "confidence": CONFIDENCE, "chunk": CHUNK, "bootstrap_nsim_unequal": BOOTSTRAP_NSIM_UNEQUAL,
+             "unequal_bootstrap_max_k": UNEQUAL_BOOTSTRAP_MAX_K}
     table = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                       backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts)
     coverage = table[list(COLUMNS)]
     write_table(coverage, out_dir, "coverage", digits=6)
+    cells = summary_cells(coverage)
+    summary, advice = summary_by_method(cells), recommendation(cells)
+    write_table(summary, out_dir, "summary", "Coverage of each interval over every cell (exact where computable)",
+                digits=6)
+    write_table(advice, out_dir, "recommendation", "Which interval holds 95%, by scenarios and replicas", digits=6)
     figures = []
     for estimand in ESTIMANDS:
-        part = coverage[coverage["estimand"] == estimand]
-        for replicas in sorted(part["replicas"].unique()):
-            figures += save_figure(coverage_by_p(part, replicas=replicas, nominal=CONFIDENCE),
-                                   out_dir / f"coverage_by_p_{estimand}_m{replicas}")
-        figures += save_figure(coverage_by_scenarios(part, nominal=CONFIDENCE),
+        part = cells[cells["estimand"] == estimand]
+        figures += save_figure(coverage_by_scenarios(aggregate(part, "scenarios"), nominal=CONFIDENCE),
                                out_dir / f"coverage_by_scenarios_{estimand}")
-    figures += save_figure(width_against_coverage(coverage, nominal=CONFIDENCE), out_dir / "width_against_coverage")
+        figures += save_figure(coverage_by_p(aggregate(part, "p"), nominal=CONFIDENCE),
+                               out_dir / f"coverage_by_p_{estimand}")
+    figures += save_figure(width_against_coverage(by_range(cells), nominal=CONFIDENCE),
+                           out_dir / "width_against_coverage")
+    figures += save_figure(misses_by_method(misses(cells)), out_dir / "misses_by_method")
     write_report(coverage, out_dir / "report.md", seed=seed, figures=[f.name for f in figures if f.suffix == ".png"],
-                 confidence=CONFIDENCE, n_resamples=N_RESAMPLES)
+                 confidence=CONFIDENCE, n_resamples=N_RESAMPLES, design=design)
     return coverage

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from escalation.estimators import (INTERVAL_METHODS, ClusterSums, cluster_bootstrap, cluster_design, clustered_interval,
+from escalation.estimators import (INTERVAL_METHODS, RHO_BOUND_LEVEL, ClusterSums, cluster_bootstrap, cluster_design, clustered_interval,
                                    clustered_rate, korn_graubard_size, rho_upper_bound, size_weighted_mean)
 from escalation.estimators._clustered import interval_of_sums
 
@@ -101,18 +101,22 @@ def test_wilson_kish_t_uses_t_on_clusters_minus_one_degrees_of_freedom():
 
 
 def test_rho_upper_bound_is_the_searle_f_bound():
-    # Searle (1971), Donner & Wells (1986): rho_U = (F/q - 1) / (F/q + n0 - 1), q the 0.2 quantile of F(5, 12);
-    # q from scipy.stats.f (an independent route to the quantile), F and n0 from the ANOVA above.
+    # Searle (1971), Donner & Wells (1986): rho_U = (F/q - 1) / (F/q + n0 - 1), q the (1 - level) quantile of
+    # F(5, 12); q from scipy.stats.f (an independent route to the quantile), F and n0 from the ANOVA above.
     from fractions import Fraction as Fr
     sq, Y, N, k = Fr(427, 60), 10, 18, 6
     msb, msw, n0 = (sq - Fr(Y * Y, N)) / (k - 1), (Y - sq) / (N - k), float((N - Fr(64, 18)) / (k - 1))
-    ratio = float(msb / msw) / stats.f.ppf(0.2, 5, 12)
-    expected = (ratio - 1) / (ratio + n0 - 1)
-    assert rho_upper_bound(TOTALS, SIZES, level=0.8) == pytest.approx(expected, rel=1e-10)
-    assert rho_upper_bound(TOTALS, SIZES, level=0.8) > cluster_design(TOTALS, SIZES).rho
-    assert rho_upper_bound(TOTALS, SIZES, level=0.9) > rho_upper_bound(TOTALS, SIZES, level=0.8)
+
+    def bound(level):
+        ratio = float(msb / msw) / stats.f.ppf(1 - level, 5, 12)
+        return (ratio - 1) / (ratio + n0 - 1)
+
+    for level in (0.8, 0.9):
+        assert rho_upper_bound(TOTALS, SIZES, level=level) == pytest.approx(bound(level), rel=1e-10)
+    assert RHO_BOUND_LEVEL == 0.9 and rho_upper_bound(TOTALS, SIZES) == pytest.approx(bound(0.9), rel=1e-10)
+    assert bound(0.9) > bound(0.8) > cluster_design(TOTALS, SIZES).rho
     assert rho_upper_bound([0, 0, 0], [3, 3, 3]) == 1.0  # undefined: 1, as SPEC 5's rho_used
-    d = cluster_design(TOTALS, SIZES, rho=expected)
+    d = cluster_design(TOTALS, SIZES, rho=bound(0.9))
     assert clustered_interval(TOTALS, SIZES, "wilson-kish-ucb") == pytest.approx(_wilson(10 / 18, d.n_eff, Z))
 
 

@@ -1,4 +1,4 @@
-"""``escalation study coverage``: the coverage study of the Wilson-Kish interval and the cluster bootstrap."""
+"""``escalation study coverage``: the coverage study of every clustered interval (``--interval``) and two oracles."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,18 +20,20 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
     def coverage(
         out: Path = typer.Option(..., "--out", help="Folder for design.csv, coverage.csv, run.json, figures and "
                                                     "report.md (created if missing)."),
-        smoke: bool = typer.Option(False, "--smoke", help="A small grid and 200 replications per cell "
-                                                          "(well under a minute)."),
+        smoke: bool = typer.Option(False, "--smoke", help="A small grid (40 cells) and 200 replications per "
+                                                          "cell (well under a minute)."),
         nsim: Optional[int] = typer.Option(None, "--nsim", help="Replications per design cell "
-                                                                 "(default 5000; 200 with --smoke)."),
+                                                                 "(default 2000; 200 with --smoke). The bootstraps "
+                                                                 "use at most 500 with unequal sizes."),
         n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
                                                        "Results do not depend on it."),
         seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every cell gets its own child seed."),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:
-        """Coverage of the Wilson-Kish interval against the plain Wilson interval and the cluster bootstrap,
-        with exact coverage wherever it can be computed (ADEMP write-up in DIR/report.md)."""
+        """Coverage of every interval of --interval and two oracles on scenarios of equal and unequal size,
+        with exact coverage wherever it can be computed, and which interval to choose for how many scenarios
+        and replicas (ADEMP write-up in DIR/report.md)."""
         if nsim is not None and nsim < 1:
             raise InputError(f"--nsim must be at least 1, got {nsim}", source="escalation study coverage")
         cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source="escalation study coverage")
