@@ -130,9 +130,11 @@ __all__ = [
     "clustered_rate", "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
     "fleiss_cuzick_icc", "cluster_bootstrap", "cluster_bootstrap_pi", "ClusterBootstrapResult", "ConfidenceInterval",
     "WilsonKishInterval",
-    "DegenerateIntervalWarning", "exact_coverage", "exact_coverages", "WILSON_METHODS", "cluster_design", "ClusterDesign", "ClusterSums",
+    "DegenerateIntervalWarning", "exact_coverage", "exact_coverages", "WILSON_METHODS", "cluster_design", "ClusterDesign",
+    "ClusterSums",
     "size_weighted_mean", "RHO_WHEN_UNDEFINED", "clustered_interval", "INTERVAL_METHODS", "DEFAULT_INTERVAL",
-    "rho_upper_bound", "korn_graubard_size", "RHO_BOUND_LEVEL", "critical_value", "ExactCoverage", "MAX_ESTIMATED_RHO_STATES",
+    "rho_upper_bound", "korn_graubard_size", "RHO_BOUND_LEVEL", "critical_value", "ExactCoverage",
+    "MAX_ESTIMATED_RHO_STATES",
     # planning and comparison
     "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
     "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",

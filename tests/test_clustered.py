@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from escalation.estimators import (INTERVAL_METHODS, RHO_BOUND_LEVEL, ClusterSums, cluster_bootstrap, cluster_design, clustered_interval,
-                                   clustered_rate, korn_graubard_size, rho_upper_bound, size_weighted_mean)
+from escalation.estimators import (INTERVAL_METHODS, RHO_BOUND_LEVEL, ClusterSums, cluster_bootstrap, cluster_design,
+                                   clustered_interval, clustered_rate, korn_graubard_size, rho_upper_bound,
+                                   size_weighted_mean)
 from escalation.estimators._clustered import interval_of_sums
 
 
@@ -167,3 +168,33 @@ def test_every_method_contains_the_estimate_and_is_undefined_without_data(method
 def test_unknown_method_names_the_choices():
     with pytest.raises(ValueError, match="interval must be one of wilson-kish, wilson-kish-t"):
         clustered_interval(TOTALS, SIZES, "wald")
+
+
+def _summary(groups, label="ESC", **kwargs):
+    """The summary of ESC conversations: ``groups`` maps a case to its list of 0/1 errors (1 = no hand-off)."""
+    from escalation.estimators import Policy, Records, normalise_conversation, score_records, summarise
+    policy = Policy.from_dict({"escalation_tools": ["handoff"], "action_tools": ["refund"]})
+    conversations = [normalise_conversation({"conversation_id": f"{case}-{i}", "case_id": case, "label": label,
+                                             "replica": i, "assistant_turns": 1,
+                                             "tool_calls": [{"turn": 0, "name": "refund" if e else "handoff"}]})
+                     for case, errors in groups.items() for i, e in enumerate(errors)]
+    return summarise(score_records(Records.from_conversations(conversations), policy), **kwargs)
+
+
+def test_warnings_say_where_the_chosen_interval_did_not_hold():
+    few = _summary({f"c{j}": [j % 2, 0, 0] for j in range(6)})
+    assert any("rests on 6 scenarios, fewer than 10" in w and "--interval wilson-kish-ucb" in w
+               for w in few.warnings)
+    chosen = _summary({f"c{j}": [j % 2, 0, 0] for j in range(6)}, interval="wilson-kish-ucb")
+    assert any("it held 95% in the coverage study" in w for w in chosen.warnings)
+    singles = _summary({f"c{j}": [j % 2] for j in range(6)})
+    assert any("--interval korn-graubard" in w for w in singles.warnings)
+    many = {f"c{j}": [0] * 4 for j in range(120)}
+    assert _summary(many).warnings[0].startswith("p_u: rho cannot be estimated")  # no error in 120 scenarios
+    assert len(_summary(many).warnings) == 1
+    boot = _summary({f"c{j}": [j % 3 == 0, 0] for j in range(40)}, interval="bootstrap-percentile")
+    assert any("cluster bootstrap rests on 40 scenarios" in w for w in boot.warnings)
+    many["c0"] = [1, 1, 1, 1]  # 4 errors in 480, all in one scenario: rare and concentrated
+    rare = _summary(many)
+    assert rare.under.rate < 0.02 and rare.under.rho_used >= 0.2
+    assert any("errors this rare and concentrated" in w for w in rare.warnings)
