@@ -13,6 +13,10 @@ Sample-size study
 =================
 plot_scenarios_grid, plot_scenarios_by_replicas, plot_interval_validation, plot_power_validation
 
+Differences study
+=================
+difference_coverage, mode_b_coverage
+
 Judges study
 ============
 plot_reliability, plot_calibration_bias, plot_mode_b
@@ -22,6 +26,7 @@ Reproduction of the paper
 plot_profiles, plot_record_vs_text
 """
 from ._coverage import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
+from ._differences import difference_coverage, mode_b_coverage
 from ._judges import plot_calibration_bias, plot_mode_b, plot_reliability
 from ._reproduce import plot_profiles, plot_record_vs_text
 from ._sample_size import plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas, plot_scenarios_grid
@@ -29,6 +34,7 @@ from ._sample_size import plot_interval_validation, plot_power_validation, plot_
 __all__ = [
     "coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method",
     "plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation", "plot_power_validation",
+    "difference_coverage", "mode_b_coverage",
     "plot_reliability", "plot_calibration_bias", "plot_mode_b",
     "plot_profiles", "plot_record_vs_text",
 ]

@@ -389,91 +389,6 @@ def summaries(differences: pd.DataFrame, mode_b: pd.DataFrame) -> dict[str, pd.D
             "recommendation": pd.DataFrame(advice)}
 
 
-def _axes_grid(rows, cols):
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(3.1 * len(cols) + 1, 2.4 * len(rows) + 1.2))
-    axes = fig.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
-    return fig, axes
-
-
-def _nominal(ax, nsim: int) -> None:
-    band = 1.959964 * math.sqrt(CONFIDENCE * (1 - CONFIDENCE) / nsim)
-    ax.axhspan(CONFIDENCE - band, CONFIDENCE + band, color="0.85", zorder=0)
-    ax.axhline(CONFIDENCE, color="black", lw=0.8, zorder=1)
-    ax.axhline(FAILS_BELOW, color="0.5", lw=0.6, ls=":", zorder=1)
-
-
-def _scenario_axis(ax, values) -> None:
-    from matplotlib.ticker import FixedLocator, NullLocator
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(sorted(set(values))))
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
-    ax.xaxis.set_minor_locator(NullLocator())
-
-
-def difference_figure(table: pd.DataFrame):
-    """Coverage of each difference interval against K: mean over the rate pairs (line) and lowest (dashed)."""
-    designs = table[["rho", "between"]].drop_duplicates().sort_values(["rho", "between"]).to_numpy()
-    replicas = sorted(table["replicas"].unique())
-    fig, axes = _axes_grid(designs, replicas)
-    for i, (rho, between) in enumerate(designs):
-        for j, m in enumerate(replicas):
-            ax = axes[i, j]
-            _nominal(ax, int(table["nsim"].iloc[0]))
-            part = table[(table["rho"] == rho) & (table["between"] == between) & (table["replicas"] == m)]
-            for method in DIFFERENCE_METHODS:
-                stats = part[part["method"] == method].groupby("scenarios")["coverage"].agg(["mean", "min"])
-                ax.plot(stats.index, stats["mean"], "-o", ms=3, lw=1.2, color=_COLOURS[method],
-                        label=_NAMES[method] + " (mean)")
-                ax.plot(stats.index, stats["min"], "--", lw=0.9, color=_COLOURS[method])
-            _scenario_axis(ax, table["scenarios"])
-            ax.set_title(f"rho = {rho:g}, between = {between:g}, m = {m}", fontsize=8)
-            if i == len(designs) - 1:
-                ax.set_xlabel("scenarios K")
-            if j == 0:
-                ax.set_ylabel("coverage")
-    axes[0, 0].set_ylim(max(0.0, min(0.7, table["coverage"].min() - 0.02)), 1.0)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, frameon=False)
-    fig.suptitle("Coverage of the interval of p_b - p_a (dashed: lowest over the rate pairs)", fontsize=9)
-    fig.subplots_adjust(bottom=0.14, hspace=0.35)
-    return fig
-
-
-def mode_b_figure(table: pd.DataFrame):
-    """Coverage of the mode-B intervals against K, per rho (rows) and m (columns); dashed: the smallest p."""
-    rhos, replicas = sorted(table["rho"].unique()), sorted(table["replicas"].unique())
-    ps = sorted(table["p"].unique())
-    scenarios = table["scenarios"]
-    table = usable_mode_b(table)
-    fig, axes = _axes_grid(rhos, replicas)
-    for i, rho in enumerate(rhos):
-        for j, m in enumerate(replicas):
-            ax = axes[i, j]
-            _nominal(ax, int(table["nsim"].iloc[0]))
-            part = table[(table["rho"] == rho) & (table["replicas"] == m)]
-            for method in MODE_B_METHODS:
-                for p in ps:
-                    rows = part[(part["method"] == method) & (part["p"] == p)].sort_values("scenarios")
-                    ax.plot(rows["scenarios"], rows["coverage"],
-                            "-o" if p == ps[-1] else "--s", ms=3, lw=1.1, color=_COLOURS[method],
-                            label=f"{_NAMES[method]}, p = {p:g}")
-            _scenario_axis(ax, scenarios)
-            ax.set_title(f"rho = {rho:g}, m = {m}", fontsize=8)
-            if i == len(rhos) - 1:
-                ax.set_xlabel("scenarios K")
-            if j == 0:
-                ax.set_ylabel("coverage")
-    axes[0, 0].set_ylim(max(0.0, min(0.7, table["coverage"].min() - 0.02)), 1.0)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, frameon=False)
-    fig.suptitle(f"Coverage of the mode-B corrected rate (Se = {SENSITIVITY:g}, Sp = {SPECIFICITY:g}, "
-                 f"validation share {VALIDATION_SHARE:g}; coverage of the defined intervals, where at least "
-                 f"{1 - MAX_UNDEFINED:.0%} are defined)", fontsize=9)
-    fig.subplots_adjust(bottom=0.17, hspace=0.35)
-    return fig
-
-
 def _line(row) -> str:
     return (f"{_NAMES[row['method']]}: mean {row['mean_coverage']:.3f}, lowest {row['min_coverage']:.3f} "
             f"({row['worst_cell']}), {row['cells_below_0.93']} of {row['cells']} cells below {FAILS_BELOW}")
@@ -660,8 +575,15 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
     for name, table in (("differences", differences[["cell", *DIFFERENCE_COLUMNS]]),
                         ("mode_b", mode_b[["cell", *MODE_B_COLUMNS]]), *tables.items()):
         write_table(table, out_dir, name, _TITLES[name], digits=6)
-    figures = save_figure(difference_figure(differences), out_dir / "differences_coverage")
-    figures += save_figure(mode_b_figure(mode_b), out_dir / "mode_b_coverage")
+    from escalation.figures import difference_coverage, mode_b_coverage
+    style = {"names": _NAMES, "colours": _COLOURS, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
+    figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS, **style),
+                          out_dir / "differences_coverage")
+    figures += save_figure(mode_b_coverage(
+        mode_b, usable_mode_b(mode_b), methods=MODE_B_METHODS,
+        title=(f"Coverage of the mode-B corrected rate (Se = {SENSITIVITY:g}, Sp = {SPECIFICITY:g}, validation "
+               f"share {VALIDATION_SHARE:g}; coverage of the defined intervals, where at least "
+               f"{1 - MAX_UNDEFINED:.0%} are defined)"), **style), out_dir / "mode_b_coverage")
     write_report(differences, mode_b, tables, out_dir / "report.md", seed=seed, elapsed=elapsed, smoke=smoke,
                  resumed=resumed, figures=[f.name for f in figures if f.suffix == ".png"])
     return {"differences": differences, "mode_b": mode_b, **tables}
