@@ -244,8 +244,10 @@ def _intervals(row: dict, sizes: np.ndarray, totals: np.ndarray, rng: np.random.
     if bootstrapped:
         # one bootstrap distribution, read twice: what clustered_interval does for each method
         boot = cluster_bootstrap(totals[:bootstrapped], sizes, n_resamples=N_RESAMPLES, rng=rng)
-        for method in BOOTSTRAP_METHODS:
-            out[method] = boot.confidence_interval(method.removeprefix("bootstrap-"), CONFIDENCE)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateIntervalWarning)  # undefined: counted as not covering
+            for method in BOOTSTRAP_METHODS:
+                out[method] = boot.confidence_interval(method.removeprefix("bootstrap-"), CONFIDENCE)
     else:
         out.update({method: (np.empty(0), np.empty(0)) for method in BOOTSTRAP_METHODS})
     return {method: (np.asarray(low, dtype=float), np.asarray(high, dtype=float))
