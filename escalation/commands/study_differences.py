@@ -25,7 +25,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         smoke: bool = typer.Option(False, "--smoke", help="A small grid and 150 (differences) or 300 (mode B) "
                                                           "data sets per cell (seconds)."),
         nsim: Optional[int] = typer.Option(None, "--nsim", help="Data sets per design cell (default 2000 for the "
-                                                                 "differences, 4000 for mode B)."),
+                                                                 "differences, 2000 for mode B)."),
         n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
                                                        "Results do not depend on it."),
         seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every cell gets its own child seed."),
