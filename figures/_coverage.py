@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FixedLocator, NullLocator
 
-from ._style import subplots
+from ._style import log_ticks, subplots
 
 __all__ = ["coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method"]
 
@@ -32,14 +31,6 @@ _FLOOR = 0.93
 def _levels(ax, nominal: float) -> None:
     ax.axhline(nominal, color="black", lw=0.8, zorder=1)
     ax.axhline(_FLOOR, color="black", lw=0.6, ls="--", zorder=1)
-
-
-def _log_ticks(ax, values) -> None:
-    """Log-scaled x axis with ticks exactly at the design values."""
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(sorted(set(values))))
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
-    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _designs(table: pd.DataFrame) -> list[tuple[int, float]]:
@@ -69,7 +60,7 @@ def _by(table: pd.DataFrame, x: str, xlabel: str, title: str, nominal: float):
                 if rows[stat].notna().any():
                     ax.plot(rows[x], np.maximum(rows[stat], _CLIP[stat]), "-o", ms=3, lw=1.1, color=colour,
                             label=label, clip_on=False)
-            _log_ticks(ax, table[x])
+            log_ticks(ax, table[x])
             ax.set_ylim(_CLIP[stat], 1.0)
             if i == 0:
                 ax.set_title(_design_title(m, cv), fontsize=9)

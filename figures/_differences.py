@@ -5,6 +5,8 @@ import math
 
 import pandas as pd
 
+from ._style import log_ticks
+
 __all__ = ["difference_coverage", "mode_b_coverage"]
 
 
@@ -21,14 +23,6 @@ def _nominal(ax, nsim: int, nominal: float, fails_below: float) -> None:
     ax.axhspan(nominal - band, nominal + band, color="0.85", zorder=0)
     ax.axhline(nominal, color="black", lw=0.8, zorder=1)
     ax.axhline(fails_below, color="0.5", lw=0.6, ls=":", zorder=1)
-
-
-def _scenario_axis(ax, values) -> None:
-    from matplotlib.ticker import FixedLocator, NullLocator
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(sorted(set(values))))
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
-    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _finish(fig, axes, table: pd.DataFrame, title: str, bottom: float):
@@ -60,7 +54,7 @@ def difference_coverage(table: pd.DataFrame, *, methods, names: dict, colours: d
                 ax.plot(stats.index, stats["mean"], "-o", ms=3, lw=1.2, color=colours[method],
                         label=names[method] + " (mean)")
                 ax.plot(stats.index, stats["min"], "--", lw=0.9, color=colours[method])
-            _scenario_axis(ax, table["scenarios"])
+            log_ticks(ax, table["scenarios"])
             ax.set_title(f"rho = {rho:g}, between = {between:g}, m = {m}", fontsize=8)
             if i == len(designs) - 1:
                 ax.set_xlabel("scenarios K")
@@ -91,7 +85,7 @@ def mode_b_coverage(table: pd.DataFrame, drawn: pd.DataFrame, *, methods, names:
                     rows = part[(part["method"] == method) & (part["p"] == p)].sort_values("scenarios")
                     ax.plot(rows["scenarios"], rows["coverage"], "-o" if p == ps[-1] else "--s", ms=3, lw=1.1,
                             color=colours[method], label=f"{names[method]}, p = {p:g}")
-            _scenario_axis(ax, scenarios)
+            log_ticks(ax, scenarios)
             ax.set_title(f"rho = {rho:g}, m = {m}", fontsize=8)
             if i == len(rhos) - 1:
                 ax.set_xlabel("scenarios K")

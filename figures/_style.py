@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-__all__ = ["subplots"]
+__all__ = ["subplots", "log_ticks"]
 
 
 def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, layout=None, **kwargs):
@@ -18,3 +18,12 @@ def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, layout=None, **kwa
     """
     fig = Figure(figsize=figsize, layout=layout)
     return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+def log_ticks(ax, values) -> None:
+    """Log-scaled x axis with ticks exactly at the design values (no minor ticks)."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(sorted(set(values))))
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_minor_locator(NullLocator())
