@@ -1,4 +1,5 @@
-"""Options every study command shares: where its cells run (``--backend``, ``--scheduler``).
+"""Options every study command shares: ``--n-jobs``, ``--seed`` and where its cells run
+(``--backend``, ``--scheduler``).
 
 Each study command declares ``backend: Backend = backend_option()`` and
 ``scheduler: Optional[str] = scheduler_option()`` and passes
@@ -13,7 +14,8 @@ import typer
 
 from escalation.estimators import InputError
 
-__all__ = ["Backend", "backend_option", "scheduler_option", "cluster_arguments", "RESUME_HELP"]
+__all__ = ["Backend", "n_jobs_option", "seed_option", "backend_option", "scheduler_option", "cluster_arguments",
+           "RESUME_HELP"]
 
 #: Sentence for a study command's docstring: how a stopped run resumes.
 RESUME_HELP = ("Each finished cell is saved in DIR/cells/ as it completes: run the same command again to resume "
@@ -25,6 +27,16 @@ class Backend(str, Enum):
 
     local = "local"
     dask = "dask"
+
+
+def n_jobs_option():
+    """``--n-jobs N`` (default 1; -1 = all cores)."""
+    return typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). Results do not depend on it.")
+
+
+def seed_option(default: int, unit: str = "cell"):
+    """``--seed S``: the root seed from which every ``unit`` gets its own child seed."""
+    return typer.Option(default, "--seed", help=f"Root seed; every {unit} gets its own child seed.")
 
 
 def backend_option():

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
-                                                scheduler_option)
+                                                n_jobs_option, scheduler_option, seed_option)
 from escalation.estimators import InputError
 from escalation.studies import DIFFERENCES_SEED as DEFAULT_SEED, run_differences_study as run_study
 
@@ -26,9 +26,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
                                                           "data sets per cell (seconds)."),
         nsim: Optional[int] = typer.Option(None, "--nsim", help="Data sets per design cell (default 2000 for the "
                                                                  "differences, 2000 for mode B)."),
-        n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
-                                                       "Results do not depend on it."),
-        seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every cell gets its own child seed."),
+        n_jobs: int = n_jobs_option(),
+        seed: int = seed_option(DEFAULT_SEED),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:

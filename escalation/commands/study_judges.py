@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
-                                                scheduler_option)
+                                                n_jobs_option, scheduler_option, seed_option)
 from escalation.estimators import InputError
 from escalation.studies import JUDGES_SEED as DEFAULT_SEED, run_judges_study as run_study
 
@@ -30,9 +30,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         smoke: bool = typer.Option(False, "--smoke", help="Two pair sizes, two fake-escalation rates and 20 data "
                                                           "sets per cell (seconds)."),
         reps: Optional[int] = typer.Option(None, "--reps", help="Data sets per cell (default 200; 20 with --smoke)."),
-        n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (joblib; -1 = all cores). "
-                                                       "Results do not depend on it."),
-        seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Root seed; every cell gets its own child seed."),
+        n_jobs: int = n_jobs_option(),
+        seed: int = seed_option(DEFAULT_SEED),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:
