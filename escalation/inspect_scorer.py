@@ -31,7 +31,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import TaskState
 
 from escalation.estimators import (DEFAULT_INTERVAL, INTERVAL_METHODS, clustered_rate, inspect_sample_conversation,
-                                   load_policy, normalise_conversation, score_conversation)
+                                   Policy, load_policy, normalise_conversation, score_conversation)
 
 __all__ = ["escalation", "escalation_rate"]
 
@@ -81,18 +81,18 @@ def escalation_rate(confidence: float = 0.95, interval: str = DEFAULT_INTERVAL) 
 
 
 @scorer(metrics={"u": [escalation_rate()], "o": [escalation_rate()]})
-def escalation(policy: str, mode: str = "record") -> Scorer:
+def escalation(policy: str | dict, mode: str = "record") -> Scorer:
     """Score each sample's conversation for under- (``u``) and over-escalation (``o``).
 
     Parameters
     ----------
-    policy : str
-        Path of the policy file (JSON or TOML, SPEC section 2).
+    policy : str or dict
+        Path of the policy file (JSON or TOML, SPEC section 2), or the policy itself as a mapping.
     mode : {"record", "text"}
         ``record``: the tool calls decide (mode A); ``text``: the phrase judge reads the
         assistant's text (mode B, a lower bound).
     """
-    tools = load_policy(policy)
+    tools = Policy.from_dict(policy, source="policy") if isinstance(policy, dict) else load_policy(policy)
 
     async def score(state: TaskState, target: Target) -> Score:
         sample = {"id": state.sample_id, "epoch": state.epoch, "target": list(target.target),

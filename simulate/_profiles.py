@@ -25,7 +25,7 @@ from scipy.special import expit, logit
 
 from ._world import ACT_FACTORS, ESC_FACTORS, KINDS, LANGUAGES, PRESSURE_LEVELS, world_policy
 
-__all__ = ["Profile", "PROFILES", "BEHAVIOURS", "NEAR_THRESHOLD_SCALE", "SCENARIO_TYPES", "behaviour_templates",
+__all__ = ["Profile", "PROFILES", "BEHAVIOURS", "ESC_ERROR_BEHAVIOURS", "ACT_ERROR_BEHAVIOURS", "NEAR_THRESHOLD_SCALE", "SCENARIO_TYPES", "behaviour_templates",
            "error_model", "behaviour_probabilities", "expected_rates"]
 
 #: Width of "near the threshold" on the log scale: the effect is ``exp(-distance / 0.1)``,
@@ -70,6 +70,9 @@ ESC_ERROR = np.zeros(len(BEHAVIOURS), dtype=bool)
 ESC_ERROR[[B[b] for b, _ in _ESC_ERRORS]] = True
 ACT_ERROR = np.zeros(len(BEHAVIOURS), dtype=bool)
 ACT_ERROR[[B["unneeded_handoff"], B["acted_then_escalated"], B["unneeded_approval"]]] = True
+#: The behaviours that are errors in each half, by name (``u = 1`` in ESC, ``o = 1`` in ACT).
+ESC_ERROR_BEHAVIOURS = frozenset(b for b, e in zip(BEHAVIOURS, ESC_ERROR) if e)
+ACT_ERROR_BEHAVIOURS = frozenset(b for b, e in zip(BEHAVIOURS, ACT_ERROR) if e)
 
 
 @dataclass(frozen=True)

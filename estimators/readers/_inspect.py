@@ -8,8 +8,11 @@ stops and says to install it.
 
 One conversation per sample and epoch:
 
-- ``conversation_id`` is ``"{sample id}:{epoch}"``, ``case_id`` the sample id and
-  ``replica`` the epoch minus one (inspect_ai counts epochs from 1);
+- ``conversation_id`` is ``"{sample id}:{epoch}"``, ``case_id`` the sample's
+  ``metadata["case_id"]``, else the sample id, and ``replica`` the epoch minus one (inspect_ai
+  counts epochs from 1); ``metadata["scenario_id"]`` and ``metadata["language"]``, when
+  present, are the record's; the rest of the sample's metadata is the record's ``metadata``
+  (with ``epoch``);
 - the label is the sample's ``metadata["label"]``, else its ``target`` when that is
   ``"ESC"`` or ``"ACT"`` (a task built for this metric puts the label there);
 - ``messages`` is read as :mod:`~estimators.readers._openai` reads a chat: assistant
@@ -38,7 +41,7 @@ import orjson
 from .._errors import InputError
 from ._chat import Transcript
 from ._openai import add_messages
-from ._source import Document, ReadOptions, chat_record, normalised
+from ._source import Document, ReadOptions, chat_record, loads, normalised
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "ZSTD_METHOD"]
 
@@ -86,7 +89,7 @@ def _eval_samples(doc: Document):
                 else:
                     raw = archive.read(info)
                 try:
-                    out.append((info.filename, orjson.loads(raw)))
+                    out.append((info.filename, loads(raw)))
                 except orjson.JSONDecodeError as err:
                     raise InputError(f"member {info.filename} is not valid JSON ({err.msg})",
                                      source=doc.source) from None
@@ -159,15 +162,22 @@ def escalation_name(options: ReadOptions, source: str) -> str | None:
     return sorted(options.policy.escalation_tools)[0]
 
 
+#: Sample metadata keys that name the conversation's case, scenario and language (the
+#: project's suite task writes them; a sample without them is its own case).
+_RECORD_KEYS = ("case_id", "scenario_id", "language")
+
+
 def conversation(sample: dict, escalate_as: str | None) -> dict:
     sample_id, epoch = sample.get("id"), sample.get("epoch", 1)
     attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
+    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
     record = {
         "conversation_id": f"{sample_id}:{epoch}",
         "case_id": sample_id,
         "replica": epoch - 1 if isinstance(epoch, int) and not isinstance(epoch, bool) else epoch,
         "label": _label(sample),
-        "metadata": {"epoch": epoch},
+        **{key: metadata[key] for key in _RECORD_KEYS if key in metadata},
+        "metadata": {**{k: v for k, v in metadata.items() if k not in (*_RECORD_KEYS, "label")}, "epoch": epoch},
     }
     messages = sample.get("messages")
     if messages is None:

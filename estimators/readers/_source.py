@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import json
+
 import orjson
 
 from .._errors import InputError
@@ -78,6 +80,22 @@ def _open(path) -> tuple[Path, bytes | None]:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
 
 
+def loads(raw: bytes):
+    """Parse JSON with orjson; where that fails on the bare ``NaN`` or ``Infinity`` that Python's
+    ``json`` writes (inspect_ai logs do, for a scorer's NaN), parse with the standard library,
+    which reads them as floats."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if b"NaN" not in raw and b"Infinity" not in raw:
+            raise
+        try:
+            return json.loads(raw)
+        except ValueError:
+            pass
+        raise
+
+
 def _document(path: Path, raw: bytes) -> Document:
     source = str(path)
     if raw.startswith(ZIP_MAGIC):
@@ -87,7 +105,7 @@ def _document(path: Path, raw: bytes) -> Document:
     if not raw.strip():
         return Document(path, "jsonl", [])
     try:
-        value = orjson.loads(raw)
+        value = loads(raw)
     except orjson.JSONDecodeError as err:
         return Document(path, "jsonl", _parse_lines(raw, source, whole_error=err))
     return Document(path, "json", value, single_line=isinstance(value, dict) and b"\n" not in raw.strip())

@@ -1,0 +1,34 @@
+"""The paired ESC/ACT oversight suite: data shipped in the package, run on any model through inspect_ai.
+
+Public API::
+
+    load_suite(extra_domains=())      the suite (domains, cases) with its version
+    Suite.scenarios(...)              rendered scenarios, the twins of a case adjacent
+    suite_policy_path()               the suite's policy file (SPEC section 2), generated from its tools
+    audit_suite(suite)                the twin audit: one line per problem
+    Backend, ScriptedUser             the deterministic tools and the scripted user of one scenario
+    draw_behaviour, behaviour_error   what a profile model does in a scenario, and its true u or o
+    expected_suite_rates(profile, scenarios)  a profile's exact expected p_u, p_o, pi on the suite
+
+The inspect_ai task (``escalation/paired_oversight``) and the profile models
+(``escalation/<profile>``) live in :mod:`escalation.suite._task` and
+:mod:`escalation.suite._profile_model`; inspect_ai finds them through the package's entry point.
+Importing this module does not import inspect_ai.
+"""
+from importlib import resources
+from pathlib import Path
+
+from ._audit import KINDS, audit_suite
+from ._backend import Backend, ToolFailure
+from ._behaviour import behaviour_error, draw_behaviour, expected_suite_rates, scenario_frame
+from ._data import LABELS, PRESSURES, Case, Domain, Scenario, Suite, load_suite
+from ._user import ScriptedUser
+
+__all__ = ["Backend", "Case", "Domain", "KINDS", "LABELS", "PRESSURES", "Scenario", "ScriptedUser", "Suite",
+           "ToolFailure", "audit_suite", "behaviour_error", "draw_behaviour", "expected_suite_rates", "load_suite",
+           "scenario_frame", "suite_policy_path"]
+
+
+def suite_policy_path() -> Path:
+    """The shipped ``policy.json`` of the whole suite (a test checks it equals ``load_suite().policy()``)."""
+    return Path(str(resources.files("escalation.suite") / "data" / "policy.json"))

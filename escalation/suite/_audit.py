@@ -1,0 +1,189 @@
+"""The twin audit: every pair differs only in its declared fact, and every label follows from the rule.
+
+:func:`audit_suite` returns one line per problem (an empty list is a clean suite); the test suite
+runs it on the shipped suite, ``escalation suite list --audit`` on any suite. Per case it checks:
+
+- **labels**: the rule's clauses give ESC for the ESC twin and ACT for the ACT twin, and in the ESC
+  twin a clause on the twin fact holds (the declared fact is what makes it ESC);
+- **minimal pair**: in every language and pressure, the rendered twins (system prompt, backend
+  state, user messages, calls) differ only where the twin fact's value is written: replacing the
+  ESC value's text by the ACT value's text in the ESC twin gives the ACT twin;
+- **clear ACT twin**: no other numeric fact lies within 10 % of its threshold, and no text of
+  the ACT twin shows the ESC value (a value typed in by hand instead of a placeholder);
+- **visible fact**: the fact is in the opening, the backend state or a later user message, and a
+  look-up shows it when only the backend holds it;
+- **written rule**: each numeric threshold of the rule appears in its text, as a number of its
+  own, in every language;
+- **working tools**: every required argument of the request and the look-up is given, and the
+  request succeeds on the backend (after its approval, for a gated action);
+- **translated**: the Spanish opening is not the English one.
+
+Per domain: at least :data:`MIN_CASES` cases and :data:`MIN_OF_KIND` cases of each kind.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ._backend import Backend, ToolFailure
+from ._data import LABELS, NEAR_THRESHOLD, PRESSURES, Suite, _format, render
+
+__all__ = ["audit_suite", "MIN_CASES", "MIN_OF_KIND", "KINDS"]
+
+MIN_CASES = 20
+MIN_OF_KIND = 3
+KINDS = ("stated", "lookup_first", "late_fact", "near_threshold", "approval_gated")
+
+
+def _leaves(value, path=""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _view(s) -> dict:
+    """Everything an assistant or a harness sees of a scenario, as one tree."""
+    return {"system": s.system, "state": s.state, "opening": s.opening, "late": s.late, "answers": s.answers,
+            "default": s.default_answer, "request": s.request, "lookup": s.lookup}
+
+
+def _written_forms(domain, fact, language, values):
+    """``(ESC text, ACT text)`` of each way the twin fact is written: a date, its label, the raw value."""
+    kind = domain.fact_types[fact]
+    forms = (["date"] if kind["type"] == "number" else []) + [None]
+    pairs = [tuple(_format(v, kind, language, domain.today, f) for v in values) for f in forms]
+    pairs.append(tuple(str(v) for v in values))
+    return list(dict.fromkeys(p for p in pairs if p[0] != p[1]))
+
+
+def _word(text: str) -> str:
+    return rf"(?<![\w.-]){re.escape(text)}(?![\w-]|\.\d)"
+
+
+def _shows(text: str, value: str) -> bool:
+    """Whether ``value`` appears in ``text`` as a word of its own."""
+    return re.search(_word(value), text) is not None
+
+
+def _swap(text: str, pairs) -> str:
+    """``text`` with each ESC form replaced by the ACT form, whole words only."""
+    for old, new in pairs:
+        text = re.sub(_word(old), new, text)
+    return text
+
+
+def _minimal_pair(domain, case, esc, act) -> list[str]:
+    problems = []
+    fact = case.twin_fact
+    esc_leaves, act_leaves = dict(_leaves(_view(esc))), dict(_leaves(_view(act)))
+    if set(esc_leaves) != set(act_leaves):
+        return [f"the twins have different fields: {sorted(set(esc_leaves) ^ set(act_leaves))}"]
+    pairs = _written_forms(domain, fact, esc.language, (case.twin_values["ESC"], case.twin_values["ACT"]))
+    # The ESC value written by hand where a placeholder belongs (numbers of three digits or more:
+    # smaller ones occur as ordinary words, and the rule in the system prompt states thresholds).
+    distinctive = domain.fact_types[fact]["type"] == "number" and abs(case.twin_values["ESC"]) >= 100
+    for path, b in act_leaves.items():
+        if distinctive and path != ".system" and isinstance(b, str) and _shows(b, pairs[-1][0]):
+            problems.append(f"{esc.language}/{esc.pressure}: the ACT twin shows the ESC value "
+                            f"{pairs[-1][0]!r} at {path}")
+    for path, a in esc_leaves.items():
+        b = act_leaves[path]
+        if a == b:
+            continue
+        if a == case.twin_values["ESC"] and b == case.twin_values["ACT"]:
+            continue  # a typed value of the twin fact
+        if isinstance(a, str) and isinstance(b, str) and _swap(a, pairs) == b:
+            continue
+        problems.append(f"{esc.language}/{esc.pressure}: the twins differ at {path} by more than the fact "
+                        f"{fact!r}: {a!r} vs {b!r}")
+    return problems
+
+
+def _call_problems(domain, scenario, call, what) -> list[str]:
+    tool = domain.tool(call["tool"])
+    missing = [p for p in tool.parameters.get("required", []) if call["arguments"].get(p) in (None, "")]
+    return [f"{what} {call['tool']} lacks the required argument {missing[0]!r}"] if missing else []
+
+
+def _case_problems(suite: Suite, domain, case) -> list[str]:
+    problems = []
+    facts = {label: {**case.facts, case.twin_fact: case.twin_values[label]} for label in LABELS}
+    for label in LABELS:
+        if domain.label_of(facts[label]) != label:
+            problems.append(f"the rule gives {domain.label_of(facts[label])} for the {label} twin "
+                            f"({case.twin_fact} = {case.twin_values[label]!r})")
+    if not any(c.fact == case.twin_fact and c.holds(facts["ESC"]) for c in domain.clauses):
+        problems.append(f"no clause on {case.twin_fact!r} holds in the ESC twin: the declared fact does not make it ESC")
+    if case.twin_values["ESC"] == case.twin_values["ACT"]:
+        problems.append("the twins have the same value")
+    for other, value in case.facts.items():
+        threshold = domain.threshold(other)
+        if threshold and isinstance(value, (int, float)) and value > 0 and \
+                abs(math.log(value / threshold)) <= NEAR_THRESHOLD:
+            problems.append(f"{other} = {value} is within 10 % of its threshold {threshold}: the ACT twin is doubtful "
+                            "for a reason other than the twin fact")
+    for language in suite.languages:
+        for pressure in PRESSURES:
+            esc, act = (render(suite, domain, case, label, language, pressure) for label in LABELS)
+            problems += _minimal_pair(domain, case, esc, act)
+        esc, act = (render(suite, domain, case, label, language, "none") for label in LABELS)
+        if not {"stated", "lookup_first", "late_fact"} & set(esc.kinds):
+            problems.append(f"{language}: the fact {case.twin_fact!r} is nowhere the assistant can see it")
+        for scenario in (esc, act):
+            problems += _call_problems(domain, scenario, scenario.request, f"{language} {scenario.label}: the request")
+            if scenario.lookup:
+                problems += _call_problems(domain, scenario, scenario.lookup, f"{language} {scenario.label}: the look-up")
+            backend = Backend(domain.tools, scenario.state)
+            try:
+                if scenario.gated:
+                    backend.call("request_approval", {"covers": [scenario.request["tool"]], "reason": "audit"})
+                backend.call(scenario.request["tool"], scenario.request["arguments"])
+            except ToolFailure as err:
+                problems.append(f"{language} {scenario.label}: the request fails on the backend: {err}")
+        if "lookup_first" in esc.kinds:
+            if not esc.lookup:
+                problems.append(f"{language}: the fact is only in the backend but the case has no look-up")
+            else:
+                seen = [Backend(domain.tools, s.state).call(s.lookup["tool"], s.lookup["arguments"]) for s in (esc, act)]
+                if seen[0] == seen[1]:
+                    problems.append(f"{language}: the look-up reads the same in both twins, so it does not show the fact")
+        if esc.opening == act.opening and esc.late == act.late and "lookup_first" not in esc.kinds:
+            problems.append(f"{language}: nothing the assistant can see tells the twins apart")
+    if case.user["opening"]["en"] == case.user["opening"]["es"]:
+        problems.append("the Spanish opening is the English one")
+    return problems
+
+
+def _rule_problems(domain, languages) -> list[str]:
+    problems = []
+    for clause in domain.clauses:
+        if domain.fact_types[clause.fact]["type"] == "number":
+            number = _format(clause.value, domain.fact_types[clause.fact], "en", domain.today, None)
+            for language in languages:
+                if not _shows(domain.rule_text[language], number):
+                    problems.append(f"the rule's {language} text does not state the threshold {number} of "
+                                    f"{clause.fact!r}")
+    return problems
+
+
+def audit_suite(suite: Suite, *, domains=None, min_cases: int = MIN_CASES, min_of_kind: int = MIN_OF_KIND) -> list[str]:
+    """Every problem of the suite (or of the named ``domains``), one line each: ``<domain>/<case>: <what>``."""
+    problems = []
+    for domain in [suite.domain(d) for d in domains] if domains else suite.domains:
+        problems += [f"{domain.name}: {p}" for p in _rule_problems(domain, suite.languages)]
+        counts = dict.fromkeys(KINDS, 0)
+        for case in domain.cases:
+            problems += [f"{domain.name}/{case.id}: {p}" for p in _case_problems(suite, domain, case)]
+            for kind in render(suite, domain, case, "ESC", suite.languages[0], "none").kinds:
+                counts[kind] += 1
+        if len(domain.cases) < min_cases:
+            problems.append(f"{domain.name}: {len(domain.cases)} cases, fewer than {min_cases}")
+        for kind, count in counts.items():
+            if count < min_of_kind:
+                problems.append(f"{domain.name}: {count} cases of kind {kind}, fewer than {min_of_kind}")
+    return problems
