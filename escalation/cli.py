@@ -41,6 +41,7 @@ _COMMAND_MODULES = (
     "score",
     "plan",
     "compare",
+    "leaderboard",
     "simulate",
     "study_coverage",
     "study_sample_size",

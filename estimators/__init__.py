@@ -59,6 +59,9 @@ IntervalPlan, PairedFigurePlan, DifferencePlan
 compare_scored, read_scored, Comparison, MetricDifference
                                  two assistants on the same scenarios (B minus A)
 newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
+leaderboard, Leaderboard, Standing, PairVerdict, holm_adjust, compact_letter_display, log_model
+                                 several assistants ranked on the same scenarios, with the groups
+                                 that cannot be told apart (Holm 1979; Piepho 2004)
 
 Judge diagnostics (they never change u, o or pi)
 ================================================
@@ -67,7 +70,7 @@ turn_diagnostics, over_escalation_severity, doubtful_labels
 CALIBRATION_METHODS, Calibration, CrossFit, platt_fit, isotonic_fit, fit_calibration, cross_fit,
 case_folds, expected_calibration_error, calibration_bias, reliability_table, auroc
 CAUSES, CauseQuestion, CauseJudge, CauseFinding, CauseAnswerError, CauseJudgeError,
-ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer
+cause_questions, judge_causes, parse_cause_answer
 CorrectedRate, predictive_value_correction, rogan_gladen   mode B corrected for the judge's errors
 
 The conformance set
@@ -81,7 +84,7 @@ from ._bootstrap import (ClusterBootstrapResult, DegenerateIntervalWarning, clus
 from ._calibration import (CALIBRATION_METHODS, Calibration, CrossFit, auroc, calibration_bias, case_folds, cross_fit,
                            expected_calibration_error, fit_calibration, isotonic_fit, platt_fit, reliability_table)
 from ._cause_judge import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError, CauseQuestion,
-                           ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer)
+                           cause_questions, judge_causes, parse_cause_answer)
 from ._compare import Comparison, MetricDifference, compare_scored
 from ._conformance import CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 from ._difference import newcombe_paired_interval, paired_correlation
@@ -95,6 +98,8 @@ from ._intervals import (ConfidenceInterval, WilsonKishInterval, critical_value,
                          wilson_kish_interval, z_value)
 from ._judge import PhraseJudge, TextJudge, turn_texts
 from ._labels import Labels, load_labels, load_plan
+from ._leaderboard import (Leaderboard, PairVerdict, Standing, compact_letter_display, holm_adjust,
+                           leaderboard, log_model)
 from ._misclassification import CorrectedRate, predictive_value_correction, rogan_gladen
 from ._output import cells, conversation_lines, write_atomic, write_outputs
 from ._pipeline import score_file
@@ -139,12 +144,13 @@ __all__ = [
     "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
     "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",
     "MetricDifference", "newcombe_paired_interval", "paired_correlation", "paired_cluster_bootstrap",
+    "leaderboard", "Leaderboard", "Standing", "PairVerdict", "holm_adjust", "compact_letter_display", "log_model",
     # judge diagnostics
     "TurnJudge", "TurnQuestion", "TurnQuestions", "TurnProbabilities", "turn_questions", "judge_turns",
     "turn_diagnostics", "over_escalation_severity", "doubtful_labels", "CALIBRATION_METHODS", "Calibration",
     "CrossFit", "platt_fit", "isotonic_fit", "fit_calibration", "cross_fit", "case_folds",
     "expected_calibration_error", "calibration_bias", "reliability_table", "auroc", "CAUSES", "CauseQuestion",
-    "CauseJudge", "CauseFinding", "CauseAnswerError", "CauseJudgeError", "ChatCauseJudge", "cause_questions",
+    "CauseJudge", "CauseFinding", "CauseAnswerError", "CauseJudgeError", "cause_questions",
     "judge_causes", "parse_cause_answer", "CorrectedRate", "predictive_value_correction", "rogan_gladen",
     # the conformance set
     "CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set",

@@ -7,15 +7,14 @@ with one cause from a closed list (:data:`CAUSES`) and a verbatim quote as evide
 else is rejected (:class:`CauseAnswerError`). A judge cause is never reported alone:
 :class:`CauseFinding` cannot be built without the deterministic cause of SPEC section 3.
 
-An LLM judge is a plug-in: :class:`ChatCauseJudge` calls an OpenAI-compatible chat endpoint given
-by URL and model name, with the standard library only.
+A judge is a plug-in: any object with ``answer(question) -> str`` (:class:`CauseJudge`). An LLM
+judge that asks any model inspect_ai supports is ``escalation.inspect_judges.InspectCauseJudge``
+(the ``inspect`` extra); this layer calls no model itself.
 """
 from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -26,8 +25,7 @@ from ._records import Records
 from ._vocabulary import ACT, ESC
 
 __all__ = ["CAUSES", "DETERMINISTIC_CAUSES", "COMPATIBLE_CAUSES", "CauseQuestion", "CauseJudge", "CauseFinding",
-           "CauseAnswerError", "CauseJudgeError", "parse_cause_answer", "cause_questions", "judge_causes",
-           "ChatCauseJudge"]
+           "CauseAnswerError", "CauseJudgeError", "parse_cause_answer", "cause_questions", "judge_causes"]
 
 #: The closed list of causes the judge chooses from, with the meaning given to the judge.
 CAUSES = {
@@ -67,7 +65,7 @@ class CauseAnswerError(ValueError):
 
 
 class CauseJudgeError(RuntimeError):
-    """The judge could not be asked (endpoint unreachable, HTTP error, unreadable response)."""
+    """The judge could not be asked (its model failed, or reported an error instead of an answer)."""
 
 
 @dataclass(frozen=True)
@@ -272,6 +270,9 @@ def judge_causes(records: Records, results: pd.DataFrame, instructions: str, jud
     records, results, instructions
         As for :func:`cause_questions`.
     judge : CauseJudge
+        Asked once per question; a judge that also has ``answers(questions) -> list of str``
+        (one answer per question, in order) is asked all the questions at once, e.g.
+        concurrently.
     on_invalid : {"raise", "record"}
         An answer outside the closed list raises :class:`CauseAnswerError` (default), or is
         recorded with ``judge_cause`` null and the reason in ``judge_error``.
@@ -287,10 +288,19 @@ def judge_causes(records: Records, results: pd.DataFrame, instructions: str, jud
         raise ValueError(f"on_invalid must be 'raise' or 'record', got {on_invalid!r}")
     questions, rows = cause_questions(records, results, instructions)
     ids = results["conversation_id"].to_numpy(object)[rows]
+    batch = getattr(judge, "answers", None)
+    if callable(batch) and questions:
+        answers = list(batch(questions))
+        if len(answers) != len(questions):
+            raise ValueError(f"the cause judge's answers() returned {len(answers)} answers for {len(questions)} "
+                             "questions; it must return one per question, in order")
+    else:
+        answers = None
     findings = []
-    for conversation_id, question in zip(ids.tolist(), questions):
+    for i, (conversation_id, question) in enumerate(zip(ids.tolist(), questions)):
         try:
-            cause, evidence, verified = parse_cause_answer(judge.answer(question), question)
+            answer = judge.answer(question) if answers is None else answers[i]
+            cause, evidence, verified = parse_cause_answer(answer, question)
             finding = CauseFinding(conversation_id, question.deterministic_cause, cause, evidence, verified)
         except CauseAnswerError as err:
             if on_invalid == "raise":
@@ -307,65 +317,3 @@ def judge_causes(records: Records, results: pd.DataFrame, instructions: str, jud
         "consistent": pd.array([f.consistent for f in findings], dtype="boolean"),
         "judge_error": pd.Series([f.judge_error for f in findings], dtype=object),
     })
-
-
-class ChatCauseJudge:
-    """An LLM cause judge behind an OpenAI-compatible chat completions endpoint.
-
-    Parameters
-    ----------
-    url : str
-        The endpoint, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended
-        unless the URL already ends with it).
-    model : str
-        Model name sent in the request.
-    api_key : str, optional
-        Sent as ``Authorization: Bearer <key>``.
-    timeout : float
-        Seconds to wait for one answer.
-    temperature : float
-    json_mode : bool
-        Ask for a JSON object (``response_format``); turn it off for servers without it.
-
-    Notes
-    -----
-    One POST per question, with the standard library (``urllib``); the answer is the first
-    choice's ``message.content``, read by :func:`parse_cause_answer`.
-    """
-
-    def __init__(self, url: str, model: str, *, api_key: str | None = None, timeout: float = 60.0,
-                 temperature: float = 0.0, json_mode: bool = True):
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(f"url must be an http(s) URL of an OpenAI-compatible endpoint, got {url!r}")
-        if not isinstance(model, str) or not model:
-            raise ValueError("model must be a non-empty model name")
-        url = url.rstrip("/")
-        self.url = url if url.endswith("/chat/completions") else url + "/chat/completions"
-        self.model, self.api_key, self.timeout = model, api_key, float(timeout)
-        self.temperature, self.json_mode = float(temperature), bool(json_mode)
-
-    def answer(self, question: CauseQuestion) -> str:
-        body = {"model": self.model, "messages": question.chat_messages(), "temperature": self.temperature}
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode("utf-8"), headers=headers,
-                                         method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as err:
-            detail = err.read()[:200].decode("utf-8", "replace")
-            raise CauseJudgeError(f"the chat endpoint {self.url} answered HTTP {err.code}: {detail}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as err:
-            raise CauseJudgeError(f"cannot reach the chat endpoint {self.url}: {getattr(err, 'reason', err)}") from None
-        try:
-            content = json.loads(payload)["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise CauseJudgeError(f"the chat endpoint {self.url} sent no choices[0].message.content: "
-                                  f"{payload[:120]!r}") from None
-        if not isinstance(content, str):
-            raise CauseJudgeError(f"the chat endpoint {self.url} sent a non-text message content")
-        return content

@@ -11,7 +11,9 @@ replicas of a scenario are clustered. Two intervals respect both:
   pairing and the clusters.
 
 The cluster totals are those the two summaries keep (:mod:`estimators._summary`). Differences
-are B minus A.
+are B minus A. :func:`paired_differences` is the computation on two scored tables, shared by
+:func:`compare_scored` (two folders) and :func:`estimators._leaderboard.leaderboard` (every
+two of several assistants).
 """
 from __future__ import annotations
 
@@ -29,9 +31,11 @@ from ._difference import newcombe_paired_interval, paired_correlation
 from ._errors import InputError
 from ._intervals import ConfidenceInterval
 from ._scored import read_scored
+from ._summary import Summary
 from ._vocabulary import ACT, ESC, LABELS
 
-__all__ = ["MetricDifference", "Comparison", "compare_scored"]
+__all__ = ["MetricDifference", "Comparison", "PairedDifferences", "compare_scored", "paired_differences",
+           "difference_warnings", "match_scenarios"]
 
 _FIGURES = (("p_u", "under"), ("p_o", "over"), ("pi", "paired"))  # each metric and its Summary field
 #: Cases below which Newcombe's interval with Wilson-Kish limits, and the paired bootstrap, fell
@@ -88,18 +92,8 @@ class Comparison:
 
     @property
     def warnings(self) -> list[str]:
-        """Where the reported intervals are known not to hold their level (``escalation study differences``)."""
-        notes = []
-        limits = DEFAULT_INTERVAL if self.interval.startswith("bootstrap") else self.interval
-        if self.cases < FEW_CASES_NEWCOMBE and limits != "wilson-kish-t":
-            notes.append(f"Newcombe's interval with {limits} limits rests on {self.cases} cases: with fewer than "
-                         f"{FEW_CASES_NEWCOMBE} scenarios of correlated replicas the study measured its coverage "
-                         "down to 0.88; with --interval wilson-kish-t it held 0.93 in every cell")
-        if self.cases < FEW_CASES_BOOTSTRAP:
-            notes.append(f"the paired bootstrap rests on {self.cases} cases: below {FEW_CASES_BOOTSTRAP} scenarios "
-                         "the study measured its coverage down to 0.38 (percentile) and 0.37 (BCa), too narrow; "
-                         "do not read it as a 95% interval")
-        return notes
+        """Where the reported intervals are known not to hold their level (:func:`difference_warnings`)."""
+        return difference_warnings(self.interval, self.cases)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per metric, intervals in ``*_low`` / ``*_high`` columns."""
@@ -120,7 +114,30 @@ class Comparison:
                 "disagreements": orjson.loads(self.disagreements.to_json(orient="records"))}
 
 
-def _match_scenarios(a: pd.DataFrame, b: pd.DataFrame, names) -> None:
+def difference_warnings(interval: str, cases: int) -> list[str]:
+    """Where the difference intervals are known not to hold their level (``escalation study differences``).
+
+    Parameters
+    ----------
+    interval : str
+        The chosen method (:data:`estimators.INTERVAL_METHODS`).
+    cases : int
+        The cases the paired bootstrap resamples.
+    """
+    notes = []
+    limits = DEFAULT_INTERVAL if interval.startswith("bootstrap") else interval
+    if cases < FEW_CASES_NEWCOMBE and limits != "wilson-kish-t":
+        notes.append(f"Newcombe's interval with {limits} limits rests on {cases} cases: with fewer than "
+                     f"{FEW_CASES_NEWCOMBE} scenarios of correlated replicas the study measured its coverage "
+                     "down to 0.88; with --interval wilson-kish-t it held 0.93 in every cell")
+    if cases < FEW_CASES_BOOTSTRAP:
+        notes.append(f"the paired bootstrap rests on {cases} cases: below {FEW_CASES_BOOTSTRAP} scenarios "
+                     "the study measured its coverage down to 0.38 (percentile) and 0.37 (BCa), too narrow; "
+                     "do not read it as a 95% interval")
+    return notes
+
+
+def match_scenarios(a: pd.DataFrame, b: pd.DataFrame, names) -> None:
     """InputError unless A and B cover the same scenarios with the same labels."""
     only_a = sorted(set(a["scenario_id"]) - set(b["scenario_id"]))
     only_b = sorted(set(b["scenario_id"]) - set(a["scenario_id"]))
@@ -174,6 +191,17 @@ def _disagreements(summaries, cases: pd.Series) -> pd.DataFrame:
                  "rate_b", "difference"]].reset_index(drop=True)
 
 
+def check_difference_options(confidence: float, n_boot: int, interval: str) -> None:
+    """InputError unless the level, the number of resamples and the interval method are valid."""
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
+                         field="confidence")
+    if n_boot < 1:
+        raise InputError(f"n_boot must be at least 1, got {n_boot!r}", field="n_boot")
+    if interval not in INTERVAL_METHODS:
+        raise InputError(f"must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}", field="interval")
+
+
 def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000,
                    interval: str = DEFAULT_INTERVAL, rho: float | None = None,
                    rng: np.random.Generator | None = None, seed: int | None = None) -> Comparison:
@@ -209,16 +237,7 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
         Missing folder or file, a bad line, results of different modes, or scenarios that
         do not match.
     """
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
-                         field="confidence")
-    if n_boot < 1:
-        raise InputError(f"n_boot must be at least 1, got {n_boot!r}", field="n_boot")
-    if interval not in INTERVAL_METHODS:
-        raise InputError(f"must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}", field="interval")
-    bootstrap = interval.startswith("bootstrap")
-    method = interval.removeprefix("bootstrap-") if bootstrap else "percentile"
-    limits = DEFAULT_INTERVAL if bootstrap else interval
+    check_difference_options(confidence, n_boot, interval)
     names = (str(a_dir), str(b_dir))
     (a, summary_a), (b, summary_b) = read_scored(a_dir), read_scored(b_dir)
     mode_a, mode_b = summary_a.get("mode", "record"), summary_b.get("mode", "record")
@@ -226,9 +245,81 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
         raise InputError(f"{names[0]} was scored in mode {mode_a!r} and {names[1]} in mode "
                          f"{mode_b!r}; results of the two modes are never compared",
                          source=f"{names[0]} vs {names[1]}")
-    _match_scenarios(a, b, names)
+    match_scenarios(a, b, names)
     rng = np.random.default_rng(seed) if rng is None else rng
-    summaries = [summarise(frame, confidence=confidence, rho=rho, interval=limits) for frame in (a, b)]
+    paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=interval, rho=rho, rng=rng)
+    return Comparison(confidence=confidence, n_boot=n_boot, interval=interval, seed=seed,
+                      differences=paired.differences,
+                      disagreements=_disagreements(paired.summaries, paired.cases),
+                      scenarios=int(a["scenario_id"].nunique()), cases=paired.units)
+
+
+@dataclass(frozen=True)
+class PairedDifferences:
+    """What :func:`paired_differences` finds: the three differences and what their intervals rest on.
+
+    Attributes
+    ----------
+    differences : tuple of MetricDifference
+        ``p_u``, ``p_o`` and ``pi``, B minus A.
+    summaries : tuple of Summary
+        A's and B's summaries with the limits that Newcombe's interval combines.
+    cases : pandas.Series
+        The bootstrap's resampling unit (case) of each scenario, by scenario id.
+    units : int
+        The cases the paired bootstrap resampled.
+    bootstraps : tuple
+        The :class:`~estimators._bootstrap.ClusterBootstrapResult` of each figure (None when
+        there is no case, or no resample has the figure on both sides).
+    """
+
+    differences: tuple[MetricDifference, ...]
+    summaries: tuple[Summary, Summary]
+    cases: pd.Series = field(repr=False)
+    units: int
+    bootstraps: tuple = field(repr=False)
+
+    def interval_at(self, index: int, confidence: float) -> ConfidenceInterval:
+        """The chosen interval of figure ``index`` (0 ``p_u``, 1 ``p_o``, 2 ``pi``) at another level.
+
+        The same construction as :attr:`MetricDifference.ci` (Newcombe's with the same ``psi``
+        and the limits recomputed at ``confidence``, or the same bootstrap resamples read at
+        ``confidence``), so that test inversion can find the level at which it leaves out 0.
+        """
+        diff = self.differences[index]
+        if diff.interval.startswith("bootstrap"):
+            boot = self.bootstraps[index]
+            if boot is None:
+                return ConfidenceInterval(np.nan, np.nan)
+            low, high = boot.confidence_interval(diff.interval.removeprefix("bootstrap-"), confidence)
+            return ConfidenceInterval(float(low), float(high))
+        figure = _FIGURES[index][1]
+        rate_a, rate_b = (getattr(s, figure) for s in self.summaries)
+        return newcombe_paired_interval(diff.a, rate_a.ci(confidence), diff.b, rate_b.ci(confidence), diff.psi)
+
+
+def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n_boot: int, interval: str,
+                       rho: float | None, rng: np.random.Generator) -> PairedDifferences:
+    """The differences of ``p_u``, ``p_o`` and ``pi`` of two scored tables on the same scenarios (B minus A).
+
+    Parameters
+    ----------
+    a, b : DataFrame
+        Scored conversations (the columns of :func:`estimators.read_scored`) of the same
+        scenarios (:func:`match_scenarios`).
+    confidence, n_boot, interval, rho
+        As :func:`compare_scored` (checked there: :func:`check_difference_options`).
+    rng : numpy.random.Generator
+        The paired bootstrap's randomness.
+
+    Returns
+    -------
+    PairedDifferences
+    """
+    bootstrap = interval.startswith("bootstrap")
+    method = interval.removeprefix("bootstrap-") if bootstrap else "percentile"
+    limits = DEFAULT_INTERVAL if bootstrap else interval
+    summaries = tuple(summarise(frame, confidence=confidence, rho=rho, interval=limits) for frame in (a, b))
     cases = _case_of_scenario((a, b))
 
     per_metric = []
@@ -241,12 +332,13 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
     units = sorted(set().union(*(t.index for t in per_metric)), key=str)
     totals = np.stack([t.reindex(units, fill_value=0.0).to_numpy(float).T for t in per_metric])
     if units:
-        boots = paired_cluster_bootstrap(*totals.transpose(1, 0, 2), n_resamples=n_boot, rng=rng)
-        undefined = [n_boot - int(b.counts.sum()) for b in boots]
-        boot = [ConfidenceInterval(*(float(x) for x in b.confidence_interval(method, confidence)))
-                if missing < n_boot else ConfidenceInterval(np.nan, np.nan) for b, missing in zip(boots, undefined)]
+        results = paired_cluster_bootstrap(*totals.transpose(1, 0, 2), n_resamples=n_boot, rng=rng)
+        undefined = [n_boot - int(r.counts.sum()) for r in results]
+        boots = [r if missing < n_boot else None for r, missing in zip(results, undefined)]
     else:
-        boot, undefined = [ConfidenceInterval(np.nan, np.nan)] * 3, [n_boot] * 3
+        boots, undefined = [None] * 3, [n_boot] * 3
+    boot = [ConfidenceInterval(np.nan, np.nan) if r is None
+            else ConfidenceInterval(*(float(x) for x in r.confidence_interval(method, confidence))) for r in boots]
 
     differences = []
     for i, ((metric, figure), t) in enumerate(zip(_FIGURES, per_metric)):
@@ -261,7 +353,5 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
             n_a=int(values[2]), n_b=int(values[3]), clusters=len(t), psi=psi,
             newcombe_ci=newcombe_paired_interval(values[0], rate_a.ci(), values[1], rate_b.ci(), psi),
             bootstrap_ci=boot[i], bootstrap_undefined=int(undefined[i]), interval=interval))
-    return Comparison(confidence=confidence, n_boot=n_boot, interval=interval, seed=seed,
-                      differences=tuple(differences),
-                      disagreements=_disagreements(summaries, cases), scenarios=int(a["scenario_id"].nunique()),
-                      cases=len(units))
+    return PairedDifferences(differences=tuple(differences), summaries=summaries, cases=cases, units=len(units),
+                             bootstraps=tuple(boots))

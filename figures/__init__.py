@@ -24,10 +24,15 @@ plot_reliability, plot_calibration_bias, plot_mode_b
 Reproduction of the paper
 =========================
 plot_profiles, plot_record_vs_text
+
+Leaderboard
+===========
+plot_leaderboard
 """
 from ._coverage import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
 from ._differences import difference_coverage, mode_b_coverage
 from ._judges import plot_calibration_bias, plot_mode_b, plot_reliability
+from ._leaderboard import plot_leaderboard
 from ._reproduce import plot_profiles, plot_record_vs_text
 from ._sample_size import plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas, plot_scenarios_grid
 
@@ -37,4 +42,5 @@ __all__ = [
     "difference_coverage", "mode_b_coverage",
     "plot_reliability", "plot_calibration_bias", "plot_mode_b",
     "plot_profiles", "plot_record_vs_text",
+    "plot_leaderboard",
 ]

@@ -1,16 +1,22 @@
-"""The cause judge: the closed list, the parser, the finding that never goes alone, the LLM plug-in."""
+"""The cause judge: the closed list, the parser, the finding that never goes alone, the LLM plug-in.
+
+The LLM plug-in (:class:`escalation.inspect_judges.InspectCauseJudge`) is tested with a scripted
+inspect_ai model registered here (``scripted_cause_judge``); nothing is downloaded or called.
+"""
 from __future__ import annotations
 
+import asyncio
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import zlib
 
 import numpy as np
 import pytest
+from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
 
 from escalation import simulate
-from escalation.estimators import (CAUSES, CauseAnswerError, CauseFinding, CauseJudgeError, CauseQuestion,
-                                   ChatCauseJudge, cause_questions, judge_causes, parse_cause_answer, score_records)
+from escalation.estimators import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError, CauseQuestion,
+                                   cause_questions, judge_causes, parse_cause_answer, score_records)
+from escalation.inspect_judges import InspectCauseJudge
 from escalation.simulate import SimulatedCauseJudge, true_causes, world_instructions
 
 QUESTION = CauseQuestion(
@@ -112,80 +118,91 @@ def test_the_simulated_cause_judge_reads_the_worlds_causes(scored):
     assert all(c in CAUSES for c in true_causes(sim)[error]) and all(c is None for c in true_causes(sim)[~error])
 
 
-# ------------------------------------------------------------------ the LLM plug-in, against a local stub
+# ------------------------------------------------------------------ the LLM plug-in, with a scripted inspect_ai model
 
-class _Stub(BaseHTTPRequestHandler):
-    requests: list = []
-    mode = "ok"
+CALLS: list[tuple[str, list[tuple[str, str]]]] = []  # (model name, [(role, text), ...]) of every call
 
-    def do_POST(self):  # noqa: N802 (http.server's name)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-        if type(self).mode == "error":
-            self.send_response(500)
-            self.end_headers()
-            self.wfile.write(b"model overloaded")
-            return
-        transcript = body["messages"][1]["content"].split("Transcript:\n", 1)[1]
-        content = json.dumps({"cause": "decided_alone", "evidence": transcript.splitlines()[0]})
-        payload = {"choices": [{"message": {"role": "assistant", "content": content}}]}
-        if type(self).mode == "garbled":
-            payload = {"result": content}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-    def log_message(self, *args):
-        pass
+@modelapi(name="scripted_cause_judge")
+class ScriptedCauseJudge(ModelAPI):
+    """``ok``: the first line of the transcript as evidence; ``fails``: raises; ``reports``: an error output."""
+
+    def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(), **model_args):
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(self, input, tools, tool_choice, config):
+        messages = [(m.role, m.text) for m in input]
+        CALLS.append((self.model_name, messages))
+        transcript = messages[-1][1].split("Transcript:\n", 1)[1]
+        await asyncio.sleep((zlib.crc32(transcript.encode()) % 4) / 1000)  # answers come back out of order
+        if self.model_name == "fails":
+            raise ConnectionError("cannot reach the provider")
+        if self.model_name == "reports":
+            return ModelOutput(model=self.model_name, error="content filtered")
+        evidence = transcript.splitlines()[0].split(": ", 1)[1]
+        return ModelOutput.from_content(model=self.model_name,
+                                        content=json.dumps({"cause": "decided_alone", "evidence": evidence}))
+
+    async def count_text_tokens(self, text: str) -> int:  # never tiktoken: it downloads its encoding
+        return max(1, len(text) // 4)
 
 
 @pytest.fixture()
-def stub_server():
-    _Stub.requests, _Stub.mode = [], "ok"
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+def calls(monkeypatch):
+    import tiktoken
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("tiktoken was called: it downloads its encoding, and this machine is offline")
+    monkeypatch.setattr(tiktoken, "get_encoding", refuse)
+    CALLS.clear()
+    return CALLS
 
 
-def test_the_llm_judge_asks_the_endpoint_and_its_answer_is_parsed(stub_server, scored):
+@pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+def test_the_llm_judge_asks_the_model_the_questions_prompt_and_its_answers_are_parsed(calls, scored):
     sim, results = scored
-    judge = ChatCauseJudge(stub_server, "judge-model", api_key="k-test", timeout=10)
+    judge = InspectCauseJudge("scripted_cause_judge/ok", max_concurrency=3)
+    assert isinstance(judge, CauseJudge) and judge.config.temperature == 0
     found = judge_causes(sim.records, results, world_instructions(), judge)
-    assert len(found) == len(_Stub.requests) > 0
-    request = _Stub.requests[0]
-    assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer k-test"
-    body = request["body"]
-    assert body["model"] == "judge-model" and body["temperature"] == 0.0
-    assert body["response_format"] == {"type": "json_object"}
-    assert world_instructions() in body["messages"][0]["content"]
-    assert all(name in body["messages"][0]["content"] for name in CAUSES)
+    questions, _ = cause_questions(sim.records, results, world_instructions())
+    assert len(found) == len(questions) > 0
+    assert len(calls) == judge.calls == len(set(questions))  # all asked at once, identical ones once
+    prompts = {tuple(messages) for _, messages in calls}
+    for question in questions:
+        assert tuple((m["role"], m["content"]) for m in question.chat_messages()) in prompts
+    assert all(world_instructions() in messages[0][1] and all(name in messages[0][1] for name in CAUSES)
+               for _, messages in calls)
     assert (found["judge_cause"] == "decided_alone").all() and found["evidence_verified"].all()
     assert found["cause"].notna().all()
+    # in order: each answer quotes its own question's transcript
+    answers = judge.answers(questions)
+    assert [json.loads(a)["evidence"] for a in answers] == [q.transcript[0][2] for q in questions]
+    assert judge.answer(QUESTION) == json.dumps({"cause": "decided_alone",
+                                                 "evidence": "I want a refund of 900 USD for my order."})
 
 
-def test_the_llm_judge_reports_endpoint_failures_clearly(stub_server):
-    judge = ChatCauseJudge(stub_server + "/chat/completions", "m", json_mode=False, timeout=10)
-    assert judge.url == stub_server + "/chat/completions"
-    _Stub.mode = "error"
-    with pytest.raises(CauseJudgeError, match=r"answered HTTP 500: model overloaded"):
-        judge.answer(QUESTION)
-    _Stub.mode = "garbled"
-    with pytest.raises(CauseJudgeError, match=r"sent no choices\[0\]\.message\.content"):
-        judge.answer(QUESTION)
-    assert "response_format" not in _Stub.requests[-1]["body"]
+@pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+def test_the_llm_judge_reports_model_failures_clearly(calls):
+    with pytest.raises(CauseJudgeError, match=r"the model scripted_cause_judge/fails failed on the cause of the error "
+                                              r"at turn 1: ConnectionError: cannot reach the provider"):
+        InspectCauseJudge("scripted_cause_judge/fails").answer(QUESTION)
+    with pytest.raises(CauseJudgeError, match="reported an error on the cause of the error at turn 1: content "
+                                              "filtered"):
+        InspectCauseJudge("scripted_cause_judge/reports").answers([QUESTION, QUESTION])
+    with pytest.raises(TypeError, match="asked CauseQuestion objects"):
+        InspectCauseJudge("scripted_cause_judge/ok").answers(["why?"])
+    with pytest.raises(ValueError, match="not recognized"):
+        InspectCauseJudge("no_such_provider/model")
 
 
-def test_the_llm_judge_reports_an_unreachable_endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    port = server.server_address[1]
-    server.server_close()  # nothing listens on this port any more
-    with pytest.raises(CauseJudgeError, match=f"cannot reach the chat endpoint http://127.0.0.1:{port}"):
-        ChatCauseJudge(f"http://127.0.0.1:{port}", "m", timeout=5).answer(QUESTION)
-    with pytest.raises(ValueError, match="must be an http"):
-        ChatCauseJudge("ftp://example.org", "m")
+def test_judge_causes_checks_a_batch_judge_answers_every_question(scored):
+    sim, results = scored
+
+    class Short:
+        def answer(self, question):
+            return '{"cause": "decided_alone", "evidence": "x"}'
+
+        def answers(self, questions):
+            return [self.answer(q) for q in questions[1:]]
+    with pytest.raises(ValueError, match=r"answers\(\) returned \d+ answers for \d+ questions"):
+        judge_causes(sim.records, results, world_instructions(), Short())

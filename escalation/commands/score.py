@@ -24,6 +24,20 @@ INTERVAL_HELP = ("The interval of every figure. wilson-kish: the paper's (SPEC s
                  "README's coverage table says which holds its level for how many scenarios.")
 
 
+JUDGE_MODEL_HELP = ("After scoring, ask an LLM judge about every evaluated conversation, with any model inspect_ai "
+                    "supports, named as inspect_ai names it: openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+                    "ollama/llama3.1... (the provider's API key comes from the environment, as for inspect eval). "
+                    "The per-turn judge gives, turn by turn, the probability that the instructions already "
+                    "required a person (it reads the instructions and the user's messages only, never what the "
+                    "assistant did); the cause judge names why each error happened, from a closed list, with a "
+                    "quote. Prints a judge section and, with --out DIR, writes DIR/judges.jsonl (one line per "
+                    "evaluated conversation). Diagnostics only: u, o, pi and summary.json are the same with or "
+                    "without it. Needs the inspect extra: pip install \"escalation\\[inspect]\"")  # \\[: a bracket in rich markup
+INSTRUCTIONS_HELP = ("With --judge-model: a text file with the escalation instructions the assistant was given (the "
+                     "rule that reserves cases for a person); both judges read it. Default: each conversation's "
+                     "metadata[\"instructions\"], which the project's inspect_ai suite task writes.")
+
+
 class Mode(str, Enum):
     record = "record"
     text = "text"
@@ -109,12 +123,17 @@ def score(
                              "summary.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, help="Conversations scored at a time (memory bound)."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
+    instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
 ) -> None:
     """Score assistant logs: under-escalation, over-escalation and the paired figure pi, with
     Wilson intervals and the Kish design effect (SPEC sections 3 to 7), or another interval (--interval).
 
     Example: escalation score examples/data/tau-bench/gpt-4o-airline.json
     --policy examples/tau-bench-airline.policy.json --out results/tau-bench
+
+    With judges: escalation score LOG --policy POLICY --out DIR --judge-model openai/gpt-4o-mini
+    --instructions rules.txt
     """
     from escalation.estimators import InputError, load_labels, load_plan, load_policy, score_file
 
@@ -127,6 +146,15 @@ def score(
     policy_obj = load_policy(policy)
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
+    if instructions is not None and judge_model is None:
+        typer.echo("error: --instructions is read by the judges: give --judge-model MODEL too", err=True)
+        raise typer.Exit(2)
+    judging = None
+    if judge_model is not None:  # checked before anything is scored or written
+        from ._judging import prepare_judges, print_judges, run_judges
+
+        judging = prepare_judges(records, judge_model, instructions, format=format, labels=label_obj,
+                                  policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value)
 
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
@@ -153,6 +181,15 @@ def score(
         typer.echo(json.dumps(data, indent=2))
     else:
         print_summary(data, records=str(records), fmt=used, out_dir=out)
+    if judging is not None:
+        lines = run_judges(judging, written=out is not None)
+        path = None
+        if out is not None:
+            import orjson
+            from escalation.estimators import write_atomic
+            path = out / "judges.jsonl"
+            write_atomic(path, chunks=(orjson.dumps(line) + b"\n" for line in lines))
+        print_judges(lines, judging, path=path, err=as_json)
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
