@@ -42,6 +42,7 @@ _COMMAND_MODULES = (
     "plan",
     "compare",
     "leaderboard",
+    "suite",
     "simulate",
     "study_coverage",
     "study_sample_size",

@@ -12,7 +12,8 @@ its ``metadata["label"]``, else its target when that is ``ESC`` or ``ACT``.
 Per sample the score value is ``{"u": u, "o": o}`` (SPEC section 3): ``u`` is 0/1 for an
 evaluated ESC conversation and NaN otherwise, ``o`` likewise for ACT, so inspect_ai leaves
 the other half and every not-evaluated conversation out of each metric. ``answer`` is the
-cause (or ``compliant``), ``explanation`` the scored turn or the not-evaluated reason, and
+cause (or ``compliant``), ``explanation`` the label, the cause, the scored turn and each turn's cell
+(or the not-evaluated reason), and
 ``metadata`` the scorer's whole result line (SPEC section 7).
 
 The metric :func:`escalation_rate` is the clustered rate of SPEC section 5 on each key:
@@ -99,7 +100,9 @@ def escalation(policy: str | dict, mode: str = "record") -> Scorer:
                   "metadata": state.metadata, "messages": [m.model_dump() for m in state.messages]}
         result = score_conversation(normalise_conversation(inspect_sample_conversation(sample, None)), tools, mode=mode)
         if result["evaluated"]:
-            answer, explanation = result["cause"] or "compliant", f"scored turn {result['turn']}"
+            answer = result["cause"] or "compliant"
+            cells = "; ".join(f"turn {c['turn']}: {c['reason']}" for c in result["cells"])
+            explanation = f"{result['label']}: {answer}, scored turn {result['turn']} (cells: {cells})"
         else:
             answer, explanation = None, f"not evaluated: {result['reason']}"
         value = {"u": _nan_if_none(result["u"]), "o": _nan_if_none(result["o"])}

@@ -207,3 +207,32 @@ def test_twins_render_the_same_apart_from_their_fact():
     assert esc_state["orders"]["B2040"].pop("delivered_on") == "2026-10-16"  # 45 days before 2026-11-30
     assert act_state["orders"]["B2040"].pop("delivered_on") == "2026-11-18"  # 12 days before
     assert esc_state == act_state
+
+
+def test_dates_are_iso_in_the_backend_and_long_in_what_the_user_writes():
+    esc = _scenario("refunds-11", "ESC", "en")
+    es = _scenario("refunds-11", "ESC", "es")
+    assert "20 October 2026" in esc.late and "20 de octubre de 2026" in es.late  # 41 days before 2026-11-30
+    assert "2026-10-20" not in esc.late
+
+
+def test_suite_list_and_export_on_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from escalation.cli import app
+
+    listed = CliRunner().invoke(app, ["suite", "list", "--json", "--audit"])
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.stdout)["domains"]
+    assert len(rows) == 12 and {r["cases"] for r in rows} == {24}
+    assert all(r["ESC"] == r["ACT"] == r["cases"] for r in rows)
+    exported = CliRunner().invoke(app, ["suite", "export", "--out", str(tmp_path), "--pressure", "none"])
+    assert exported.exit_code == 0, exported.output
+    lines = [json.loads(line) for line in (tmp_path / "scenarios.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == len(SUITE.scenarios())
+    assert {"case_id", "label", "domain", "language", "system", "opening", "state", "request"} <= set(lines[0])
+    assert json.loads((tmp_path / "policy.json").read_text()) == SUITE.policy().to_dict()
+    assert (tmp_path / "DATASHEET.md").read_bytes() == (suite_policy_path().parent / "DATASHEET.md").read_bytes()
+    assert set(json.loads((tmp_path / "tools.json").read_text())) == {d.name for d in SUITE.domains}
+    bad = CliRunner().invoke(app, ["suite", "export", "--out", str(tmp_path / "x"), "--pressure", "shouting"])
+    assert bad.exit_code == 2 and not (tmp_path / "x").exists()

@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 from escalation.cli import app
 from escalation.simulate import BEHAVIOURS, PROFILES
 from escalation.suite import behaviour_error, draw_behaviour, expected_suite_rates, load_suite, suite_policy_path
+from escalation.suite._task import paired_oversight
 
 SUITE = load_suite()
 SCENARIOS = {s.sample_id: s for s in SUITE.scenarios(pressures=("none", "hurry", "authority"))}
@@ -89,12 +90,26 @@ def whole_suite(tmp_path_factory):
     return log, summary, lines
 
 
-def test_the_whole_suite_runs_offline_in_pairs_and_in_order(whole_suite):
+def test_the_dataset_keeps_the_twins_of_a_case_adjacent_so_limit_keeps_pairs():
+    dataset = paired_oversight(pressure="all").dataset
+    ids = [sample.id for sample in dataset]
+    assert ids == [s.sample_id for s in SUITE.scenarios(pressures=("none", "hurry", "authority"))]
+    for esc, act in zip(dataset[::2], dataset[1::2]):
+        assert (esc.target, act.target) == ("ESC", "ACT")
+        assert esc.metadata["case_id"] == act.metadata["case_id"]
+        same = [m.text for m in esc.input] == [m.text for m in act.input]
+        assert same or esc.metadata["kinds"][0] == "stated"  # only a fact stated in the request changes the input
+    small = paired_oversight(domain="payments", language="es", pressure="hurry").dataset
+    assert len(small) == 48 and {s.metadata["pressure"] for s in small} == {"hurry"}
+    with pytest.raises(ValueError, match="domain 'weather'"):
+        paired_oversight(domain="weather")
+
+
+def test_the_whole_suite_runs_offline_and_every_pair_is_complete(whole_suite):
     log, summary, _ = whole_suite
-    ids = [s.id for s in log.samples]
-    expected = [s.sample_id for s in SUITE.scenarios()]
-    assert ids == expected and len(ids) == 2 * 2 * sum(len(d.cases) for d in SUITE.domains)
-    assert summary["paired"]["pairs"] == len(ids) // 2
+    expected = {s.sample_id for s in SUITE.scenarios()}
+    assert {s.id for s in log.samples} == expected and len(log.samples) == 2 * 2 * sum(len(d.cases) for d in SUITE.domains)
+    assert summary["paired"]["pairs"] == len(expected) // 2
     assert summary["not_evaluated"]["total"] == 0
 
 
@@ -136,7 +151,7 @@ def test_each_sample_shows_its_cause_scored_turn_and_cells(whole_suite):
         assert score.metadata["cells"] == line["cells"]
 
 
-PROFILE_RUNS = [  # (profile, task arguments): together they draw every behaviour
+PROFILE_RUNS = [  # (profile, task arguments), 24 samples each: together they draw every behaviour
     ("never_escalates", {"domain": "accounts", "language": "en"}),
     ("invents_actions", {"domain": "payments", "language": "es"}),
     ("acts_then_escalates", {"domain": "bookings", "language": "en", "pressure": "hurry"}),
@@ -150,7 +165,7 @@ def profile_runs(tmp_path_factory):
     out = {}
     for profile, args in PROFILE_RUNS:
         tmp = tmp_path_factory.mktemp(profile)
-        log = _eval(tmp / "logs", f"escalation/{profile}", max_samples=64, **args)
+        log = _eval(tmp / "logs", f"escalation/{profile}", max_samples=64, limit=24, **args)
         out[profile] = (log, _score(log, tmp)[1])
     return out
 

@@ -55,7 +55,7 @@ def _view(s) -> dict:
 def _written_forms(domain, fact, language, values):
     """``(ESC text, ACT text)`` of each way the twin fact is written: a date, its label, the raw value."""
     kind = domain.fact_types[fact]
-    forms = (["date"] if kind["type"] == "number" else []) + [None]
+    forms = (["date", "longdate"] if kind["type"] == "number" else []) + [None]
     pairs = [tuple(_format(v, kind, language, domain.today, f) for v in values) for f in forms]
     pairs.append(tuple(str(v) for v in values))
     return list(dict.fromkeys(p for p in pairs if p[0] != p[1]))

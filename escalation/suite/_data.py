@@ -19,7 +19,8 @@ and one ``<domain>.json`` per domain. A domain file holds:
   scripted ``user`` (``opening``, optional ``late``, ``answers``).
 
 Strings of a case may hold ``{fact}`` (the fact's value: a number, or a category's label in the
-text's language) and ``{fact|date}`` (``today`` minus that many days). A state or argument value
+text's language) and ``{fact|date}`` (``today`` minus that many days: an ISO date in the backend
+state, a long date such as "28 October 2026" in what the user writes). A state or argument value
 that is exactly ``"{fact}"`` takes the fact's typed value. The two twins are rendered from one
 case, so they can differ only where the twin fact appears: the audit (:mod:`._audit`) checks it.
 """
@@ -382,9 +383,21 @@ def _load(extra: tuple[str, ...]) -> Suite:
 
 # -- rendering ---------------------------------------------------------------------------------
 
+_MONTHS = {"en": ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                   "November", "December"),
+           "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+                  "noviembre", "diciembre")}
+
+
 def _format(value, fact_type: dict, language: str, today: dt.date, form: str | None) -> str:
-    if form == "date":
-        return (today - dt.timedelta(days=int(value))).isoformat()
+    """A fact's value as text: ``date`` is ``today`` minus ``value`` days in ISO form (backend state),
+    ``longdate`` the same day as people write it ("28 October 2026", "28 de octubre de 2026")."""
+    if form in ("date", "longdate"):
+        day = today - dt.timedelta(days=int(value))
+        if form == "date":
+            return day.isoformat()
+        month = _MONTHS[language][day.month - 1]
+        return f"{day.day} {month} {day.year}" if language == "en" else f"{day.day} de {month} de {day.year}"
     if fact_type["type"] == "category":
         return fact_type["labels"][value][language]
     if fact_type["type"] == "boolean":
@@ -394,18 +407,23 @@ def _format(value, fact_type: dict, language: str, today: dt.date, form: str | N
     return str(int(value)) if isinstance(value, float) else str(value)
 
 
-def fill(template, facts: dict, domain: Domain, language: str):
-    """``template`` with its placeholders filled (recursively through lists and objects)."""
+def fill(template, facts: dict, domain: Domain, language: str, *, prose: bool = False):
+    """``template`` with its placeholders filled (recursively through lists and objects).
+
+    In ``prose`` (what the user writes) ``{fact|date}`` is a long date; elsewhere (backend state,
+    call arguments) an ISO date.
+    """
     if isinstance(template, str):
         whole = _PLACEHOLDER.fullmatch(template)
         if whole and whole.group(2) is None:
             return facts[whole.group(1)]
         return _PLACEHOLDER.sub(lambda m: _format(facts[m.group(1)], domain.fact_types[m.group(1)], language,
-                                                  domain.today, m.group(2)), template)
+                                                  domain.today, "longdate" if prose and m.group(2) else m.group(2)),
+                                template)
     if isinstance(template, list):
-        return [fill(v, facts, domain, language) for v in template]
+        return [fill(v, facts, domain, language, prose=prose) for v in template]
     if isinstance(template, dict):
-        return {k: fill(v, facts, domain, language) for k, v in template.items()}
+        return {k: fill(v, facts, domain, language, prose=prose) for k, v in template.items()}
     return template
 
 
@@ -468,12 +486,12 @@ def render(suite: Suite, domain: Domain, case: Case, label: str, language: str, 
         assistant["today"][lang].format(today=domain.today.isoformat()),
     ])
     push = settings["pressure"][pressure]["text"][lang]
-    opening = fill(case.user["opening"][lang], facts, domain, lang)
+    opening = fill(case.user["opening"][lang], facts, domain, lang, prose=True)
     default = settings["user"]["default"][lang]
     if push:
         opening, default = f"{opening} {push}", f"{default} {push}"
     answers = {"confirm": settings["user"]["confirm"][lang],
-               **{k: fill(v[lang], facts, domain, lang) for k, v in (case.user.get("answers") or {}).items()}}
+               **{k: fill(v[lang], facts, domain, lang, prose=True) for k, v in (case.user.get("answers") or {}).items()}}
     late = case.user.get("late")
     threshold = domain.threshold(case.twin_fact)
     value = facts[case.twin_fact]
@@ -481,7 +499,7 @@ def render(suite: Suite, domain: Domain, case: Case, label: str, language: str, 
     return Scenario(
         domain=domain, case=case, label=label, language=lang, pressure=pressure, facts=facts, system=system,
         state=fill(case.state, facts, domain, lang), opening=opening,
-        late=fill(late[lang], facts, domain, lang) if late is not None else None, answers=answers,
+        late=fill(late[lang], facts, domain, lang, prose=True) if late is not None else None, answers=answers,
         default_answer=default, request=fill(case.request, facts, domain, lang),
         lookup=fill(case.lookup, facts, domain, lang) if case.lookup else None, kinds=case_kinds(domain, case),
         pressure_level=settings["pressure"][pressure]["level"], distance=distance)
