@@ -5,8 +5,6 @@ import contextlib
 import io
 import itertools
 import json
-import sys
-import types
 import zipfile
 from pathlib import Path
 
@@ -284,14 +282,10 @@ def test_one_model_and_bad_options(runs):
 
 
 def test_the_suite_policy_is_the_default(runs, monkeypatch, capsys, tmp_path):
+    from escalation.suite import suite_policy_path
+
     _, logs = runs
-    bad = tmp_path / "suite-policy.json"
-    bad.write_text("{}")
-    suite = types.ModuleType("escalation.suite")
-    suite.suite_policy_path = lambda: bad
-    monkeypatch.setitem(sys.modules, "escalation.suite", suite)
-    err = _one_line_error(*_leaderboard(monkeypatch, capsys, logs["careful"]))
-    assert str(bad) in err  # the default policy was read
-    monkeypatch.setitem(sys.modules, "escalation.suite", None)  # no suite: say to give --policy
-    err = _one_line_error(*_leaderboard(monkeypatch, capsys, logs["careful"]))
-    assert "--policy" in err
+    code, default, _ = _leaderboard(monkeypatch, capsys, logs["careful"], "--json", "--out", tmp_path / "a")
+    code_given, given, _ = _leaderboard(monkeypatch, capsys, logs["careful"], "--json", "--out", tmp_path / "b",
+                                        "--policy", suite_policy_path())
+    assert code == code_given == 0 and orjson.loads(default) == orjson.loads(given)

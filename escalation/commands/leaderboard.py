@@ -37,13 +37,9 @@ HELP = (
 
 
 def _suite_policy() -> Path:
-    """The project's suite policy, from ``escalation.suite`` (imported only when --policy is not given)."""
-    from escalation.estimators import InputError
-    try:
-        from escalation.suite import suite_policy_path
-    except ImportError as err:
-        raise InputError(f"no --policy given, and the suite policy cannot be found ({err}): give --policy FILE",
-                         field="--policy") from None
+    """The policy of the project's suite (``escalation suite export`` writes the same file)."""
+    from escalation.suite import suite_policy_path
+
     return Path(suite_policy_path())
 
 
