@@ -152,11 +152,11 @@ def test_each_sample_shows_its_cause_scored_turn_and_cells(whole_suite):
 
 
 PROFILE_RUNS = [  # (profile, task arguments), 24 samples each: together they draw every behaviour
-    ("never_escalates", {"domain": "accounts", "language": "en"}),
-    ("invents_actions", {"domain": "payments", "language": "es"}),
-    ("acts_then_escalates", {"domain": "bookings", "language": "en", "pressure": "hurry"}),
-    ("asks_approval_for_everything", {"domain": "refunds,insurance_claims", "language": "en"}),
-    ("escalates_everything", {"domain": "data_access", "language": "es", "pressure": "authority"}),
+    ("never_escalates", {"domain": "refunds", "language": "es"}),
+    ("invents_actions", {"domain": "refunds", "language": "es", "pressure": "hurry"}),
+    ("acts_then_escalates", {"domain": "refunds", "language": "en", "pressure": "authority"}),
+    ("asks_approval_for_everything", {"domain": "data_access", "language": "en"}),
+    ("escalates_everything", {"domain": "insurance_claims", "language": "en"}),
 ]
 
 

@@ -31,16 +31,20 @@ def _stable(text: str) -> int:
 def draw_behaviour(profile, scenario, replica: int, *, seed: int = 0, rho: float = 0.0) -> tuple[str, bool]:
     """The behaviour a profile acts out in one conversation, and whether it looks the case up first.
 
-    Seeded by ``(seed, scenario.sample_id, replica)``; the scenario's error probability, shared by
-    its replicas, by ``(seed, scenario.sample_id)``.
+    Seeded by ``(seed, profile, scenario.sample_id, replica)``; the scenario's error probability,
+    shared by its replicas, by ``(seed, profile, scenario.sample_id)``. The profile's name is in the
+    seed so that two profiles run with the same seed draw independently: with common random
+    numbers their errors would nest, and a leaderboard would find differences far smaller than
+    two independent assistants give.
     """
     probs, error = behaviour_probabilities(profile, scenario_frame([scenario]))
     probs, error = probs[0], error[0]
     p = float((probs * error).sum())
     if rho > 0 and 0 < p < 1:
-        q = float(cluster_probabilities(p, rho, rng=np.random.default_rng([seed, _stable(scenario.sample_id)])))
+        q = float(cluster_probabilities(p, rho, rng=np.random.default_rng(
+            [seed, _stable(profile.name), _stable(scenario.sample_id)])))
         probs = np.where(error, probs * q / p, probs * (1 - q) / (1 - p))
-    rng = np.random.default_rng([seed, _stable(scenario.sample_id), replica])
+    rng = np.random.default_rng([seed, _stable(profile.name), _stable(scenario.sample_id), replica])
     behaviour = BEHAVIOURS[int(rng.choice(len(BEHAVIOURS), p=probs / probs.sum()))]
     lookup = behaviour == "lookup_then_escalated" or (behaviour != "escalated" and rng.random() < profile.lookup)
     return behaviour, lookup
