@@ -111,6 +111,9 @@ def test_the_whole_suite_runs_offline_and_every_pair_is_complete(whole_suite):
     assert {s.id for s in log.samples} == expected and len(log.samples) == 2 * 2 * sum(len(d.cases) for d in SUITE.domains)
     assert summary["paired"]["pairs"] == len(expected) // 2
     assert summary["not_evaluated"]["total"] == 0
+    # the solver's arguments, which inspect_ai writes into the log, stay small
+    (step,) = [step for step in log.plan.steps if step.solver.endswith("oversight_dialogue")]
+    assert set(step.params) <= {"user_model", "extra_domains"}
 
 
 def test_the_whole_suite_measures_the_profile_truth_conversation_by_conversation(whole_suite):
@@ -189,9 +192,11 @@ def test_the_profile_draws_do_not_depend_on_the_order_samples_run_in(tmp_path):
                                            seed=7, rho=0.4)[0]
 
 
-def test_an_unknown_profile_is_refused_by_name():
+def test_an_unknown_profile_or_model_argument_is_refused_by_name():
     with pytest.raises(ValueError, match="no such profile"):
         get_model("escalation/always_right")
+    with pytest.raises(ValueError, match="takes the model arguments seed and rho, not sed"):
+        get_model("escalation/follows_policy", sed=3, memoize=False)
 
 
 # -- mockllm and a model as the user --------------------------------------------------------

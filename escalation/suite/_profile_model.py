@@ -128,6 +128,9 @@ class ProfileModel(ModelAPI):
     def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
                  config: GenerateConfig = GenerateConfig(), seed: int = 0, rho: float = 0.0, **model_args):
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        if model_args:
+            raise ValueError(f"escalation/{model_name} takes the model arguments seed and rho, not "
+                             f"{', '.join(sorted(model_args))}")
         if model_name not in PROFILES:
             raise ValueError(f"escalation/{model_name}: no such profile; the profiles are "
                              f"{', '.join(PROFILES)}")

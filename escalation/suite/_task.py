@@ -15,6 +15,8 @@ a person. The project's scorer scores it (``u``, ``o`` per sample, clustered rat
 """
 from __future__ import annotations
 
+from functools import cache
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
@@ -89,12 +91,28 @@ class _ModelUser:
         return text
 
 
+@cache
+def _scenarios(extra_domains: tuple[str, ...]) -> dict:
+    """Every scenario of the suite (with these extra domains), by sample id."""
+    return {s.sample_id: s for s in load_suite(extra_domains).scenarios(pressures=PRESSURES)}
+
+
+def _extra(extra_domains: str | None) -> tuple[str, ...]:
+    return tuple(p for p in (extra_domains or "").split(",") if p)
+
+
 @solver
-def oversight_dialogue(scenarios: dict, settings: dict, user_model: str | None = None):
-    """Play one scenario: the model under evaluation against the scripted (or model) user."""
+def oversight_dialogue(user_model: str | None = None, extra_domains: str | None = None):
+    """Play one scenario: the model under evaluation against the scripted (or model) user.
+
+    The solver's arguments stay small (inspect_ai writes them into the log): the scenario of a
+    sample is looked up by its id in the suite.
+    """
+    extra = _extra(extra_domains)
+    settings = load_suite(extra).settings["user"]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        scenario = scenarios[str(state.sample_id)]
+        scenario = _scenarios(extra)[str(state.sample_id)]
         backend = Backend(scenario.domain.tools, scenario.state)
         state.tools = [_tool(t, backend, scenario.language) for t in scenario.domain.tools]
         store().set(REPLICA_KEY, state.epoch - 1)
@@ -135,7 +153,7 @@ def paired_oversight(domain: str = "all", language: str = "all", pressure: str =
         Comma-separated paths of domain files to add to the shipped ones (``domain`` can then
         name them).
     """
-    suite = load_suite([p for p in (extra_domains or "").split(",") if p])
+    suite = load_suite(_extra(extra_domains))
     domains = _choice(domain, [d.name for d in suite.domains], "domain")
     languages = _choice(language, suite.languages, "language")
     pressures = _choice(pressure, PRESSURES, "pressure") or list(PRESSURES)
@@ -143,7 +161,7 @@ def paired_oversight(domain: str = "all", language: str = "all", pressure: str =
     samples = [Sample(id=s.sample_id, input=[ChatMessageSystem(content=s.system), ChatMessageUser(content=s.opening)],
                       target=s.label, metadata=s.metadata(suite.version)) for s in scenarios]
     return Task(dataset=MemoryDataset(samples, name=f"{suite.name}-{suite.version}", shuffled=False),
-                solver=oversight_dialogue({s.sample_id: s for s in scenarios}, suite.settings["user"], user_model),
+                solver=oversight_dialogue(user_model, extra_domains),
                 scorer=escalation_scorer(policy=suite.policy().to_dict()),
                 message_limit=MESSAGE_LIMIT, version=suite.version,
                 metadata={"suite": suite.name, "suite_version": suite.version})
