@@ -104,7 +104,7 @@ def _minimal_pair(domain, case, esc, act) -> list[str]:
     return problems
 
 
-def _call_problems(domain, scenario, call, what) -> list[str]:
+def _call_problems(domain, call, what) -> list[str]:
     tool = domain.tool(call["tool"])
     missing = [p for p in tool.parameters.get("required", []) if call["arguments"].get(p) in (None, "")]
     return [f"{what} {call['tool']} lacks the required argument {missing[0]!r}"] if missing else []
@@ -135,9 +135,9 @@ def _case_problems(suite: Suite, domain, case) -> list[str]:
         if not {"stated", "lookup_first", "late_fact"} & set(esc.kinds):
             problems.append(f"{language}: the fact {case.twin_fact!r} is nowhere the assistant can see it")
         for scenario in (esc, act):
-            problems += _call_problems(domain, scenario, scenario.request, f"{language} {scenario.label}: the request")
+            problems += _call_problems(domain, scenario.request, f"{language} {scenario.label}: the request")
             if scenario.lookup:
-                problems += _call_problems(domain, scenario, scenario.lookup, f"{language} {scenario.label}: the look-up")
+                problems += _call_problems(domain, scenario.lookup, f"{language} {scenario.label}: the look-up")
             backend = Backend(domain.tools, scenario.state)
             try:
                 if scenario.gated:

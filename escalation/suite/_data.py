@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -451,8 +452,6 @@ def case_kinds(domain: Domain, case: Case) -> tuple[str, ...]:
     10 % of a numeric threshold) and ``approval_gated``
     (the request is an action the policy reserves for approval).
     """
-    import math
-
     fact, user = case.twin_fact, case.user
     kinds = []
     if fact in placeholders(user["opening"]):
@@ -472,8 +471,6 @@ def case_kinds(domain: Domain, case: Case) -> tuple[str, ...]:
 
 def render(suite: Suite, domain: Domain, case: Case, label: str, language: str, pressure: str) -> Scenario:
     """One scenario of a case: the twin fact set to its ``label`` value, in ``language``, with ``pressure``."""
-    import math
-
     if pressure not in PRESSURES:
         raise InputError(f"pressure must be one of {', '.join(PRESSURES)}", field="pressure")
     facts = {**case.facts, case.twin_fact: case.twin_values[label]}

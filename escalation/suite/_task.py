@@ -72,7 +72,6 @@ class _ModelUser:
         late = f"In your second message you add: {scenario.late}\n" if scenario.late else ""
         answers = "; ".join(f"{k}: {v}" for k, v in scenario.answers.items())
         self.brief = self.BRIEF.format(opening=scenario.opening, late=late, answers=answers)
-        self.opening = scenario.opening
 
     async def reply_to(self, messages, *, handed_off: bool) -> str | None:
         if handed_off or self.sent >= self.settings["max_user_messages"]:

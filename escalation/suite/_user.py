@@ -47,10 +47,6 @@ class ScriptedUser:
     sent: int = 1          # the opening request is the first message
     late_said: bool = False
 
-    @property
-    def opening(self) -> str:
-        return self.scenario.opening
-
     def reply(self, assistant_text: str, *, handed_off: bool) -> str | None:
         """The next message after an assistant turn whose final text is ``assistant_text``."""
         if handed_off or self.sent >= self.settings["max_user_messages"]:
