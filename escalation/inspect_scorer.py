@@ -7,7 +7,8 @@ Re-score an existing log (one conversation per sample and epoch, read as
 
 (the path is printed by ``python -c "import escalation.inspect_scorer as m; print(m.__file__)"``),
 or use ``escalation(policy="policy.json")`` as the scorer of a task. The sample's label is
-its ``metadata["label"]``, else its target when that is ``ESC`` or ``ACT``.
+its ``metadata["label"]``, else its target when that is ``ESC`` or ``ACT`` (read case-insensitively,
+blanks trimmed: ``esc`` is ESC, SPEC section 3).
 
 Per sample the score value is ``{"u": u, "o": o}`` (SPEC section 3): ``u`` is 0/1 for an
 evaluated ESC conversation and NaN otherwise, ``o`` likewise for ACT, so inspect_ai leaves

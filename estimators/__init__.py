@@ -6,6 +6,8 @@ imports another layer of the project. Each section lists one topic, as ``scipy.s
 The vocabulary (SPEC sections 1 to 5)
 =====================================
 ESC, ACT, LABELS                 the two labels
+normalise_label, normalise_labels
+                                 a label as it is read (``"esc"``, ``" Act "``: ESC, ACT), of one value or a column
 RECORD, TEXT, MODES, MODE_ALIASES, check_mode   the two modes (the paper's A and B)
 UNDER_CAUSES, OVER_CAUSES, BASE_CAUSES, NOT_EVALUATED_REASONS
 scenario_key, scenario_ids       the default cluster id: ``case_id:label``, else the conversation
@@ -115,12 +117,13 @@ from ._turn_judge import (TurnJudge, TurnProbabilities, TurnQuestion, TurnQuesti
                           over_escalation_severity, turn_diagnostics, turn_questions)
 from ._vectorised import RESULT_COLUMNS, score_records
 from ._vocabulary import (ACT, BASE_CAUSES, ESC, LABELS, MODE_ALIASES, MODES, NOT_EVALUATED_REASONS, OVER_CAUSES, RECORD, TEXT,
-                          UNDER_CAUSES, check_mode, scenario_ids, scenario_key)
+                          UNDER_CAUSES, check_mode, normalise_label, normalise_labels, scenario_ids, scenario_key)
 from .readers import FORMATS, detect_format, inspect_sample_conversation, read_conversations
 
 __all__ = [
     # the vocabulary
-    "ESC", "ACT", "LABELS", "RECORD", "TEXT", "MODES", "MODE_ALIASES", "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES",
+    "ESC", "ACT", "LABELS", "normalise_label", "normalise_labels",
+    "RECORD", "TEXT", "MODES", "MODE_ALIASES", "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES",
     "NOT_EVALUATED_REASONS", "scenario_key", "scenario_ids",
     # policy, records and readers
     "Policy", "load_policy", "Records", "normalise_conversation", "iter_records", "read_jsonl", "iter_jsonl",

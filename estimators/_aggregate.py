@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 
 from ._clustered import DEFAULT_INTERVAL
+from ._input_notes import RULES, Counts, InputTally, broken_call_rules
 from ._pairs import match_pairs, pair_halves
 from ._planned import PlannedConversations
+from ._policy import Policy
 from ._keys import check_unique_keys
 from ._summary import BaseSummary, NotEvaluated, PairedSummary, Summary, rate_of_clusters
 from ._vocabulary import ACT, BASE_CAUSES, ESC, NOT_EVALUATED_REASONS, OVER_CAUSES, UNDER_CAUSES
@@ -64,14 +66,20 @@ class SummaryAccumulator:
     the halves of pairs whose other conversation has not come yet. :func:`summarise` is this over one frame. The
     (case, label, replica) keys must be unique across chunks, as the readers check.
 
+    It also tallies what the notes of SPEC section 7 need (:class:`~estimators._input_notes.InputTally`):
+    the values of invalid labels, the rules that invalid records break and, when the records are
+    given to :meth:`add`, the number of calls of each tool name.
+
     Parameters
     ----------
     plan : DataFrame, optional
         Planned scenarios (``case_id, label, replicas``): planned conversations that never
         come are reported as ``missing``, never counted; others are counted ``unplanned``.
+    policy : Policy, optional
+        Names the escalation tools whose calls are counted apart.
     """
 
-    def __init__(self, *, plan: pd.DataFrame | None = None):
+    def __init__(self, *, plan: pd.DataFrame | None = None, policy: Policy | None = None):
         self.conversations = 0
         self._under, self._over, self._paired = _ClusterTotals(), _ClusterTotals(), _ClusterTotals()
         self._causes = dict.fromkeys(UNDER_CAUSES + OVER_CAUSES, 0)
@@ -81,11 +89,27 @@ class SummaryAccumulator:
         self._reasons: dict = {}
         self._tools: dict = {}
         self._plan = PlannedConversations(plan) if plan is not None else None
+        self._escalation_tools = tuple(sorted(policy.escalation_tools)) if policy is not None else ()
+        self._calls = None  # tool calls read, once records are given
+        self._escalation_calls = self._with_record = 0
+        self._names, self._labels = Counts(), Counts()
+        self._rules = dict.fromkeys(RULES, 0)
 
-    def add(self, results: pd.DataFrame) -> np.ndarray | None:
+    def add(self, results: pd.DataFrame, records=None) -> np.ndarray | None:
         """Count one chunk of :func:`~estimators._vectorised.score_records` output.
 
-        Returns the mask of its conversations that the plan does not name (None without a plan).
+        Parameters
+        ----------
+        results : DataFrame
+            The chunk's scores.
+        records : Records, optional
+            The records that ``results`` scored in record mode: the names of their calls are
+            counted, and the rules that their ``invalid_record`` conversations break.
+
+        Returns
+        -------
+        ndarray of bool or None
+            The mask of the chunk's conversations that the plan does not name (None without a plan).
         """
         self.conversations += len(results)
         evaluated = results["evaluated"].to_numpy(bool)
@@ -102,11 +126,32 @@ class SummaryAccumulator:
         self._not_evaluated += int(np.count_nonzero(~evaluated))
         for reason, count in results.loc[~evaluated, "reason"].value_counts().items():
             self._reasons[reason] = self._reasons.get(reason, 0) + int(count)
+        self._tally(results, records)
         tools = results["unmarked_tools"].to_numpy(object)[evaluated]
         called = np.fromiter(map(len, tools), dtype=np.int64, count=len(tools)) > 0
         for tool, count in pd.Series(tools[called], dtype=object).explode().dropna().value_counts().items():
             self._tools[tool] = self._tools.get(tool, 0) + int(count)
         return self._plan.add(results) if self._plan is not None else None
+
+    def _tally(self, results, records) -> None:
+        """Count what the notes of SPEC section 7 need: per distinct value, never per conversation."""
+        reason = results["reason"].to_numpy(object)
+        bad_label = reason == "invalid_label"
+        if bad_label.any():
+            self._labels.add(pd.Series(results["label"].to_numpy(object)[bad_label], dtype=object).value_counts())
+        invalid = reason == "invalid_record"
+        if invalid.any() and "assistant_turns" in results:  # a frame of read_scored has no assistant_turns
+            self._rules["no_turns"] += int(np.count_nonzero(invalid & results["assistant_turns"].isna().to_numpy()))
+            if records is not None:
+                for rule, count in broken_call_rules(records, invalid).items():
+                    self._rules[rule] += count
+        if records is None:
+            return
+        names = records.calls["name"].value_counts(sort=False)
+        self._calls = (self._calls or 0) + int(names.sum())
+        self._escalation_calls += int(names[names.index.isin(self._escalation_tools)].sum())
+        self._with_record += int(np.count_nonzero(records.conversations["has_record"].to_numpy(bool)))
+        self._names.add(names)
 
     def _add_pairs(self, results, evaluated) -> None:
         rows, is_esc, error, base_error = pair_halves(results, evaluated)
@@ -145,7 +190,12 @@ class SummaryAccumulator:
             paired=paired, base=base,
             not_evaluated=NotEvaluated(self._not_evaluated + len(missing), reasons, missing,
                                        self._plan.unplanned if self._plan is not None else 0),
-            unmarked_tools={str(k): v for k, v in sorted(self._tools.items())}, rho_fixed=rho)
+            unmarked_tools={str(k): v for k, v in sorted(self._tools.items())}, rho_fixed=rho,
+            tally=InputTally(calls=self._calls, escalation_calls=self._escalation_calls,
+                             escalation_tools=self._escalation_tools, tools=self._names.most_frequent(),
+                             other_tools=self._names.others, with_record=self._with_record,
+                             labels=self._labels.most_frequent(), other_labels=self._labels.others,
+                             broken_rules=dict(self._rules)))
 
 
 def summarise(results: pd.DataFrame, *, confidence: float = 0.95, rho: float | None = None,

@@ -25,7 +25,7 @@ import pyarrow.json as pj
 
 from ._keys import key_hashes
 from ._records import Records, iter_jsonl
-from ._vocabulary import scenario_ids
+from ._vocabulary import normalise_labels, scenario_ids
 
 __all__ = ["FastPathUnavailable", "iter_records"]
 
@@ -50,12 +50,18 @@ def _strings(array) -> np.ndarray:
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _shared_strings(array) -> tuple[np.ndarray, np.ndarray]:
+def _shared_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:
     """Arrow strings as ``(object array, codes)``: one Python string per distinct value, shared
-    by its rows (no string object a row, so a long file does not fragment the heap); None is -1."""
+    by its rows (no string object a row, so a long file does not fragment the heap); None is -1.
+
+    ``read``, if given, maps the object array of the distinct values (and None) to what the
+    rows hold (:func:`~estimators._vocabulary.normalise_labels` for labels): one look-up a value.
+    """
     encoded = pc.dictionary_encode(array)
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     values = np.array(encoded.dictionary.to_pylist() + [None], dtype=object)
+    if read is not None:
+        values = read(values)
     return values[codes], codes
 
 
@@ -124,7 +130,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
     replica = _ints(replica_arr, 0)
     if (replica < 0).any():
         raise FastPathUnavailable("a negative replica")
-    (case_id, _), (label, _) = _shared_strings(col("case_id")), _shared_strings(col("label"))
+    (case_id, _), (label, _) = _shared_strings(col("case_id")), _shared_strings(col("label"), normalise_labels)
     seen.add(conversation_id, case_id, label, replica)
 
     scenario_id, scenario_code = _shared_strings(col("scenario_id"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._errors import InputError
-from ._vocabulary import scenario_key
+from ._vocabulary import LABELS, normalise_label, scenario_key
 
 __all__ = ["Labels", "load_labels", "load_plan"]
 
@@ -17,7 +17,9 @@ __all__ = ["Labels", "load_labels", "load_plan"]
 class Labels:
     """Labels by ``conversation_id`` and by ``case_id``; a conversation entry wins over a case entry.
 
-    A label from the file replaces the label the record carries.
+    A label from the file replaces the label the record carries; it is read as a record's label
+    is (:func:`~estimators._vocabulary.normalise_label`: ``esc`` is ESC, ``maybe`` stays an
+    invalid label).
     """
 
     def __init__(self, by_conversation: dict[str, str], by_case: dict[str, str]):
@@ -29,6 +31,7 @@ class Labels:
         if label is None and conv["case_id"] is not None:
             label = self.by_case.get(conv["case_id"])
         if label is not None:
+            label = normalise_label(label)
             case_id, conversation_id = conv["case_id"], conv["conversation_id"]
             default_scenario = conv["scenario_id"] == scenario_key(case_id, conv["label"], conversation_id)
             conv["label"] = label
@@ -49,7 +52,8 @@ def load_labels(path) -> Labels:
 
     CSV: a header with ``label`` and ``conversation_id`` and/or ``case_id``; each row
     labels the id it fills. JSON: a list of such objects, or an object
-    ``{"conversation_id": {id: label}, "case_id": {id: label}}``.
+    ``{"conversation_id": {id: label}, "case_id": {id: label}}``. A label is any non-empty
+    string, read as :class:`Labels` reads it (``"esc"``, ``" Act "``, ``"ACT"``).
     """
     path = Path(path)
     source = str(path)
@@ -101,7 +105,11 @@ def load_labels(path) -> Labels:
 
 
 def load_plan(path) -> pd.DataFrame:
-    """Read a plan CSV with columns ``case_id, label, replicas`` (replicas 0 .. replicas-1)."""
+    """Read a plan CSV with columns ``case_id, label, replicas`` (replicas 0 .. replicas-1).
+
+    A label is read as a record's label is (:func:`~estimators._vocabulary.normalise_label`);
+    one that is not ESC or ACT is an error.
+    """
     path = Path(path)
     source = str(path)
     reader = csv.DictReader(io.StringIO(_read_text(path, "plan")))
@@ -112,7 +120,8 @@ def load_plan(path) -> pd.DataFrame:
         case_id, label, reps = (row["case_id"] or "").strip(), (row["label"] or "").strip(), (row["replicas"] or "").strip()
         if not case_id:
             raise InputError("is empty", source=source, line=line, field="case_id")
-        if label not in ("ESC", "ACT"):
+        label = normalise_label(label)
+        if label not in LABELS:
             raise InputError(f"must be ESC or ACT, got {label!r}", source=source, line=line, field="label")
         if not reps.isdigit() or int(reps) < 1:
             raise InputError(f"must be an integer >= 1, got {reps!r}", source=source, line=line, field="replicas")

@@ -16,6 +16,10 @@ __all__ = ["pair_halves", "match_pairs"]
 def pair_halves(results: pd.DataFrame, evaluated: np.ndarray):
     """The evaluated ESC and ACT conversations of a case: the halves of pairs (SPEC section 5).
 
+    ``results`` are a scorer's: their labels are already read (``esc`` is ``ESC``,
+    :func:`~estimators._vocabulary.normalise_labels`), so an ``esc`` and an ``ACT``
+    conversation of a case pair, and the halves are the ones the summary counts.
+
     Returns their rows, whether each is the ESC half, ``error`` (``u`` of an ESC half, ``o``
     of an ACT half) and ``base_error`` (``no_handoff`` / ``unneeded_handoff``).
     """

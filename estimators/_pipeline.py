@@ -28,7 +28,7 @@ from ._arrow import iter_records
 from ._clustered import DEFAULT_INTERVAL, check_interval_method
 from ._records import Records
 from ._vectorised import score_records
-from ._vocabulary import TEXT, check_mode
+from ._vocabulary import RECORD, TEXT, check_mode
 
 __all__ = ["score_file"]
 
@@ -95,7 +95,7 @@ def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approv
 
 def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir):
     """Score record chunks, write ``conversations.jsonl`` and count them as they come, then summarise."""
-    accumulator = SummaryAccumulator(plan=plan)
+    accumulator = SummaryAccumulator(plan=plan, policy=policy)
     tmp = None
     if out_dir is not None:
         out_dir = Path(out_dir)
@@ -105,7 +105,7 @@ def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out
     try:
         for records in chunks:
             results = score_records(records, policy, mode=mode, judge=judge)
-            unplanned = accumulator.add(results)
+            unplanned = accumulator.add(results, records if mode == RECORD else None)
             if tmp is not None:
                 extra = {"unplanned": unplanned} if unplanned is not None else None
                 handle.writelines(conversation_lines(results, extra=extra))

@@ -3,8 +3,9 @@
 A *conversation* here is a plain dict, normalised by :func:`normalise_conversation`:
 
 ``conversation_id`` str; ``case_id`` str or None; ``scenario_id`` str; ``replica`` int >= 0;
-``label`` (as given: ``"ESC"``, ``"ACT"``, anything else, or None; a JSON array or object
-becomes the text ``<JSON array>`` or ``<JSON object>``, which any output can hold); ``language`` str;
+``label`` (``"ESC"`` or ``"ACT"`` when it reads as one, :func:`~estimators._vocabulary.normalise_label`:
+``"esc"``, ``" Act "``; else as given, anything else or None; a JSON array or object becomes the
+text ``<JSON array>`` or ``<JSON object>``, which any output can hold); ``language`` str;
 ``assistant_turns`` int T, or None when the given value is not a positive integer;
 ``tool_calls`` list of calls or None (no record); ``messages`` list of
 ``{"turn", "role", "text"}``; ``metadata`` dict (unknown keys are kept there).
@@ -41,7 +42,7 @@ import pandas as pd
 
 from ._errors import InputError
 from ._keys import UniqueKeys
-from ._vocabulary import scenario_key
+from ._vocabulary import normalise_label, scenario_key
 
 __all__ = ["Records", "call_name", "normalise_conversation",
            "iter_jsonl", "read_jsonl", "is_turn"]
@@ -87,7 +88,8 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
     Raises :class:`InputError` for what stops a run: not a JSON object, a missing or
     non-string ``conversation_id``, a ``replica`` that is not an integer >= 0, an id that is
     not a string. Everything else wrong with a conversation is a *not evaluated* reason,
-    decided by the scorer.
+    decided by the scorer. The label is kept as :func:`~estimators._vocabulary.normalise_label`
+    reads it (``"esc"`` is ``"ESC"``), and so is the default ``scenario_id`` built from it.
     """
     if obj.__class__ is not dict:
         raise InputError(f"a record must be a JSON object, got {type(obj).__name__}", source=source, line=line)
@@ -113,6 +115,8 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
     label = get("label")
     if label.__class__ is list or label.__class__ is dict:  # not a label (invalid_label): a text stands for it
         label = f"<JSON {'array' if label.__class__ is list else 'object'}>"
+    else:
+        label = normalise_label(label)
     scenario_id = get("scenario_id")
     if scenario_id is not None:
         scenario_id = _id_text(scenario_id)

@@ -8,14 +8,17 @@ from __future__ import annotations
 from ._output import cells
 from ._policy import Policy
 from ._records import call_name, is_turn
-from ._vocabulary import ESC, LABELS, TEXT, check_mode
+from ._vocabulary import ESC, LABELS, TEXT, check_mode, normalise_label
 
 __all__ = ["score_conversation", "not_evaluated_reason"]
 
 
 def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str | None:
-    """The reason a conversation is not evaluated (SPEC section 3 and 4), or None."""
-    label = conv["label"]
+    """The reason a conversation is not evaluated (SPEC section 3 and 4), or None.
+
+    The label is read case-insensitively, blanks trimmed (:func:`~estimators._vocabulary.normalise_label`).
+    """
+    label = normalise_label(conv["label"])
     if label is None:
         return "no_label"
     if label not in LABELS:
@@ -63,12 +66,13 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
     dict
         The SPEC section 7 conversation line: ``evaluated``, ``reason``, ``escalated``,
         ``u``, ``o``, ``cause``, ``turn``, ``cells``, ``unmarked_tools``,
-        ``only_unmarked_before_handoff`` and the conversation's identifiers.
+        ``only_unmarked_before_handoff`` and the conversation's identifiers (the label as
+        :func:`~estimators._vocabulary.normalise_label` reads it).
     """
     mode = check_mode(mode)
     out = {
         "conversation_id": conv["conversation_id"], "case_id": conv["case_id"],
-        "scenario_id": conv["scenario_id"], "replica": conv["replica"], "label": conv["label"],
+        "scenario_id": conv["scenario_id"], "replica": conv["replica"], "label": normalise_label(conv["label"]),
         "language": conv["language"], "assistant_turns": conv["assistant_turns"],
         "evaluated": False, "reason": None, "escalated": None, "u": None, "o": None,
         "cause": None, "turn": None, "cells": [], "unmarked_tools": [],
@@ -78,7 +82,7 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
     if reason is not None:
         out["reason"] = reason
         return out
-    label, turns = conv["label"], conv["assistant_turns"]
+    label, turns = out["label"], conv["assistant_turns"]
 
     if mode == TEXT:
         from ._judge import PhraseJudge, stated_escalation_turn
@@ -125,5 +129,5 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
 
     out.update(evaluated=True, escalated=escalated, cause=cause, turn=turn,
                cells=cells(turns, turn, error, cause))
-    out["u" if label == "ESC" else "o"] = error
+    out["u" if label == ESC else "o"] = error
     return out

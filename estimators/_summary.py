@@ -15,7 +15,9 @@ import pandas as pd
 
 from ._clustered import DEFAULT_INTERVAL, check_interval_method, clustered_interval
 from ._design import cluster_design
+from ._input_notes import InputTally, escalation_call_note, nothing_evaluated_notes
 from ._intervals import ConfidenceInterval
+from ._vocabulary import RECORD
 
 __all__ = ["RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated", "Summary", "clustered_rate",
            "rate_of_clusters", "FEW_SCENARIOS"]
@@ -186,7 +188,12 @@ class NotEvaluated:
 
 @dataclass(frozen=True)
 class Summary:
-    """Everything ``summary.json`` reports (SPEC section 7)."""
+    """Everything ``summary.json`` reports (SPEC section 7).
+
+    ``tally`` holds what the input held besides the scores (the calls read, the invalid label
+    values, the rules broken): the facts of :attr:`input_warnings`; it is neither compared nor
+    written except through the warnings.
+    """
 
     conversations: int
     confidence: float
@@ -198,6 +205,7 @@ class Summary:
     not_evaluated: NotEvaluated
     unmarked_tools: dict
     rho_fixed: float | None = None
+    tally: InputTally = field(default_factory=InputTally, repr=False, compare=False)
 
     @property
     def interval(self) -> str:
@@ -205,7 +213,29 @@ class Summary:
         return self.under.interval
 
     @property
+    def evaluated(self) -> int:
+        """The evaluated conversations: those of the two halves."""
+        return self.under.n + self.over.n
+
+    @property
     def warnings(self) -> list[str]:
+        """``summary.json`` ``warnings``: :attr:`input_warnings`, then :attr:`interval_warnings`."""
+        return self.input_warnings + self.interval_warnings
+
+    @property
+    def input_warnings(self) -> list[str]:
+        """Where the result cannot be what the user meant (SPEC section 7, decision of 2026-12-01): no
+        conversation evaluated (each reason with what fixes it) and, in record mode, no tool call or
+        no call of an escalation tool (the tools called instead)."""
+        notes = []
+        if not self.evaluated:
+            notes += nothing_evaluated_notes(self.conversations, self.not_evaluated.reasons, self.tally, self.mode)
+        if self.mode == RECORD and (note := escalation_call_note(self.tally)) is not None:
+            notes.append(note)
+        return notes
+
+    @property
+    def interval_warnings(self) -> list[str]:
         """What the reader of the intervals must know (SPEC section 7): few scenarios, rho undefined, and
         where the chosen interval did not hold 95% in ``escalation study coverage`` (issue 14)."""
         notes = []

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ._policy import Policy
 from ._records import Records
-from ._vocabulary import ACT, ESC, OVER_CAUSES, RECORD, UNDER_CAUSES, check_mode
+from ._vocabulary import ACT, ESC, OVER_CAUSES, RECORD, UNDER_CAUSES, check_mode, normalise_labels
 
 __all__ = ["score_records", "RESULT_COLUMNS"]
 
@@ -187,7 +187,8 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     Returns
     -------
     pandas.DataFrame
-        One row per conversation in input order, columns :data:`RESULT_COLUMNS`; ``u``,
+        One row per conversation in input order, columns :data:`RESULT_COLUMNS`; ``label``
+        as :func:`~estimators._vocabulary.normalise_labels` reads it; ``u``,
         ``o`` (Int8) and ``turn`` (Int64) are null where undefined. The per-turn cells
         follow from ``assistant_turns``, ``turn``, the score and ``cause``
         (:func:`estimators._output.cells`).
@@ -199,7 +200,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     if (call_conv[1:] < call_conv[:-1]).any():  # calls must be grouped by conversation, in record order
         records = Records(conv, records.calls.sort_values("conv", kind="stable"), records.messages)
     turns = conv["assistant_turns"].to_numpy(np.int64)
-    label = conv["label"].to_numpy(object)
+    label = normalise_labels(conv["label"].to_numpy(object))  # "esc" is ESC (SPEC section 3)
     label_code, label_values = pd.factorize(label, use_na_sentinel=True)  # compare a few values, not every row
     label_values = list(label_values)
     is_esc = label_code == (label_values.index(ESC) if ESC in label_values else -2)

@@ -9,12 +9,65 @@ import warnings
 import numpy as np
 import pandas as pd
 
-__all__ = ["ESC", "ACT", "LABELS", "RECORD", "TEXT", "MODES", "MODE_ALIASES", "check_mode", "UNDER_CAUSES",
-           "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "scenario_key", "scenario_ids"]
+__all__ = ["ESC", "ACT", "LABELS", "normalise_label", "normalise_labels", "RECORD", "TEXT", "MODES", "MODE_ALIASES",
+           "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "scenario_key",
+           "scenario_ids"]
 
 ESC, ACT = "ESC", "ACT"
 LABELS = (ESC, ACT)
 """ESC: a person must decide; ACT: the assistant may act (SPEC section 1)."""
+
+
+def normalise_label(value):
+    """A label as the measurement reads it (SPEC section 3, ``invalid_label``).
+
+    A string that is ``ESC`` or ``ACT`` once blanks are trimmed and ASCII letters
+    upper-cased (``"esc"``, ``" Act "``) is that label; anything else is returned as given
+    (``None`` is no label, any other value an invalid one).
+
+    Parameters
+    ----------
+    value : object
+        The label of a record, a labels file or a plan.
+
+    Returns
+    -------
+    object
+        :data:`ESC` or :data:`ACT`, else ``value`` itself.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii():  # only ASCII case: "eſc" upper-cases to "ESC" and is not a label
+            text = text.upper()
+            if text == ESC:
+                return ESC
+            if text == ACT:
+                return ACT
+    return value
+
+
+def normalise_labels(values) -> np.ndarray:
+    """:func:`normalise_label` of a whole column, looking each distinct value up once.
+
+    Parameters
+    ----------
+    values : array-like
+        Labels (hashable values: strings, None, numbers).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new object array: :data:`ESC` or :data:`ACT` where a value reads as one, the
+        value itself elsewhere (so ``1`` and ``True``, equal keys, keep their own text).
+    """
+    out = np.array(values, dtype=object)
+    codes, distinct = pd.factorize(out, use_na_sentinel=True)
+    table = np.array([normalise_label(v) for v in distinct] + [None], dtype=object)
+    known = np.array([t is ESC or t is ACT for t in table], dtype=bool)  # the last, False, is code -1 (None, NaN)
+    rows = known[codes]
+    out[rows] = table[codes[rows]]
+    return out
+
 
 RECORD, TEXT = "record", "text"
 MODES = (RECORD, TEXT)
@@ -51,17 +104,21 @@ def check_mode(mode: str) -> str:
 
 
 def scenario_key(case_id, label, conversation_id) -> str:
-    """The default cluster id (SPEC section 5): ``case_id:label``, else ``conversation:<id>``."""
+    """The default cluster id (SPEC section 5): ``case_id:label``, else ``conversation:<id>``.
+
+    The label is written as :func:`normalise_label` reads it: ``esc`` and ``ESC`` are one scenario.
+    """
     if case_id is None:
         return f"conversation:{conversation_id}"
-    return f"{case_id}:{label}"
+    return f"{case_id}:{normalise_label(label)}"
 
 
 def scenario_ids(case_id, label, conversation_id) -> np.ndarray:
     """:func:`scenario_key` of whole columns (object arrays; None where there is no case).
 
-    Where ids and labels are all strings (always, from the Arrow reader), one string is built
-    per distinct (case, label) and shared by its rows, so a long file does not hold one a row.
+    Labels are written as :func:`normalise_labels` reads them. Where ids and labels are all
+    strings (always, from the Arrow reader), one string is built per distinct (case, label) and
+    shared by its rows, so a long file does not hold one a row.
     """
     case_id, label, conversation_id = (np.asarray(x, dtype=object) for x in (case_id, label, conversation_id))
     out = np.empty(case_id.shape, dtype=object)
@@ -74,10 +131,11 @@ def scenario_ids(case_id, label, conversation_id) -> np.ndarray:
             case_codes, _ = pd.factorize(cases)
             pair = case_codes.astype(np.int64) * (len(label_values) + 1) + label_codes + 1
             _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
-            text = np.array([f"{c}:{lab}" for c, lab in zip(cases[first], labels[first])], dtype=object)
+            shown = np.append(normalise_labels(label_values), None)  # code -1 is None
+            text = np.array([f"{c}:{lab}" for c, lab in zip(cases[first], shown[label_codes[first]])], dtype=object)
             out[with_case] = text[inverse.ravel()]
         else:  # 1 and True are equal keys, but not the same text: no sharing
-            out[with_case] = [f"{c}:{lab}" for c, lab in zip(cases, labels)]
+            out[with_case] = [f"{c}:{normalise_label(lab)}" for c, lab in zip(cases, labels)]
     without = np.flatnonzero(case_id == None)  # noqa: E711
     if without.size:
         out[without] = [f"conversation:{c}" for c in conversation_id[without]]

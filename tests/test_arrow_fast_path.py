@@ -16,7 +16,7 @@ value = st.one_of(st.none(), st.integers(-2, 4), st.sampled_from(["", "esc", "ro
 call = st.dictionaries(st.sampled_from(["turn", "name", "covers", "arguments"]), value, max_size=4)
 record = st.fixed_dictionaries({}, optional={
     "case_id": st.one_of(st.none(), st.sampled_from(["k1", "k2"]), st.integers(0, 2)),
-    "label": st.one_of(st.none(), st.sampled_from(["ESC", "ACT", "esc"]), st.integers(0, 1)),
+    "label": st.one_of(st.none(), st.sampled_from(["ESC", "ACT", "esc", " Act ", "E S C"]), st.integers(0, 1)),
     "replica": st.one_of(st.none(), st.integers(-1, 2), st.just("0")),
     "scenario_id": st.one_of(st.none(), st.just("s1")),
     "language": st.one_of(st.none(), st.sampled_from(["", "es"])),

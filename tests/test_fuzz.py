@@ -349,7 +349,8 @@ def run_main(*args) -> tuple[int, str]:
 
 @FUZZ
 @given(data=st.data(), fmt=st.sampled_from(FORMATS))
-def test_the_score_command_exits_0_or_2_with_one_line(data, fmt, folder):
+def test_the_score_command_exits_0_2_or_3_with_one_line(data, fmt, folder):
+    """0: scored; 2: bad input, one line, nothing written; 3: nothing evaluated, both files written (SPEC 7)."""
     doc = data.draw(malformed(fmt))
     bad_policy = data.draw(st.booleans())
     case, out = fresh(folder)
@@ -357,13 +358,15 @@ def test_the_score_command_exits_0_or_2_with_one_line(data, fmt, folder):
     policy = case / "policy.json"
     policy.write_bytes(encode(data.draw(malformed_policies())) if bad_policy else POLICY_JSON.encode())
     code, err = run_main("score", path, "--policy", policy, "--format", fmt_name(fmt), "--out", out)
-    assert code in (0, 2), err
+    assert code in (0, 2, 3), err
     if code == 2:
         assert err.startswith("error: ") and len(err.splitlines()) == 1 and "Traceback" not in err
         assert not (out / "conversations.jsonl").exists()
     else:
         lines = (out / "conversations.jsonl").read_bytes().splitlines()
-        assert len(lines) == orjson.loads((out / "summary.json").read_bytes())["conversations"]
+        summary = orjson.loads((out / "summary.json").read_bytes())
+        assert len(lines) == summary["conversations"]
+        assert (code == 3) == (summary["under"]["n"] + summary["over"]["n"] == 0)
         if not bad_policy:
             assert len(lines) == expected_conversations(fmt, doc)
 

@@ -38,7 +38,7 @@ calls = st.fixed_dictionaries({
 def conversations(draw, i):
     obj = {"conversation_id": f"c{i}", "case_id": draw(st.sampled_from([None, "k1", "k2", "k3"])),
            "replica": draw(st.integers(0, 1)),
-           "label": draw(st.sampled_from(["ESC", "ACT", "ESC", "ACT", None, "esc"]))}
+           "label": draw(st.sampled_from(["ESC", "ACT", "ESC", "ACT", None, "esc", " Act ", "E S C"]))}
     if draw(st.booleans()):
         obj["assistant_turns"] = draw(st.integers(0, 5))
     if draw(st.integers(0, 5)):

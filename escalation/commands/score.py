@@ -7,7 +7,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Collection, Optional
 
 import typer
 
@@ -38,6 +38,10 @@ INSTRUCTIONS_HELP = ("With --judge-model: a text file with the escalation instru
                      "metadata[\"instructions\"], which the project's inspect_ai suite task writes.")
 
 
+#: Exit code of a run where no conversation is evaluated (SPEC section 7): both files are still written.
+NOTHING_EVALUATED = 3
+
+
 class Mode(str, Enum):
     record = "record"
     text = "text"
@@ -47,8 +51,10 @@ def _fmt(x, digits=4):
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path]) -> None:
-    """A short readable summary of ``summary.json`` for a person."""
+def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path],
+                  apart: Collection[str] = ()) -> None:
+    """A short readable summary of ``summary.json`` for a person; the warnings in ``apart`` are left
+    out (the command prints them on standard error)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -79,7 +85,7 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
         note = ("; rho '-' is undefined (one scenario, or every scenario of one conversation, or no variation of "
                 "the outcome): the interval then uses rho = 1")
     console.print(f"interval: {summary['interval']}{note}", highlight=False)
-    for warning in summary["warnings"]:
+    for warning in (w for w in summary["warnings"] if w not in apart):
         console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
     for key in ("under", "over"):
         causes = ", ".join(f"{k} {v}" for k, v in summary[key].get("causes", {}).items())
@@ -134,6 +140,9 @@ def score(
 
     With judges: escalation score LOG --policy POLICY --out DIR --judge-model openai/gpt-4o-mini
     --instructions rules.txt
+
+    Exit code 2: unreadable input or a bad policy (nothing written). Exit code 3: no conversation
+    was evaluated (both files are still written, and each reason is printed with what fixes it).
     """
     from escalation.estimators import InputError, load_labels, load_plan, load_policy, score_file
 
@@ -177,10 +186,13 @@ def score(
             if collecting:
                 gc.enable()
     data = summary.to_dict()
+    notes = summary.input_warnings  # SPEC section 7: the result cannot be what the user meant
     if as_json:
         typer.echo(json.dumps(data, indent=2))
     else:
-        print_summary(data, records=str(records), fmt=used, out_dir=out)
+        print_summary(data, records=str(records), fmt=used, out_dir=out, apart=notes)
+    for note in notes:
+        typer.echo(f"warning: {note}", err=True)
     if judging is not None:
         lines = run_judges(judging, written=out is not None)
         path = None
@@ -190,6 +202,8 @@ def score(
             path = out / "judges.jsonl"
             write_atomic(path, chunks=(orjson.dumps(line) + b"\n" for line in lines))
         print_judges(lines, judging, path=path, err=as_json)
+    if not summary.evaluated:
+        raise typer.Exit(NOTHING_EVALUATED)
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:

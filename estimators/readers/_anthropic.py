@@ -21,12 +21,15 @@ Read from each message:
   ``tool_result`` blocks opens no turn (SPEC section 7), any other user message does
   (its ``text`` blocks are its text);
 - the top-level ``system`` prompt belongs to no turn.
+
+A record may leave out ``conversation_id``: in a JSONL file it is then ``line-N``, N its
+line (SPEC section 7, :func:`~estimators.readers._source.chat_records`).
 """
 from __future__ import annotations
 
 from ._chat import Transcript, join_texts, parse_arguments
 from ._markers import record_markers
-from ._source import Document, ReadOptions, chat_record, normalised, position, records_of
+from ._source import Document, ReadOptions, chat_record, chat_records, normalised, position
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read"]
 
@@ -96,4 +99,4 @@ def sniff(doc: Document) -> bool:
 def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
     return [(position(location, i),
              normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
-            for i, (location, record) in enumerate(records_of(doc, EXPECTS))]
+            for i, (location, record) in enumerate(chat_records(doc, EXPECTS))]

@@ -13,8 +13,9 @@ One conversation per sample and epoch:
   counts epochs from 1); ``metadata["scenario_id"]`` and ``metadata["language"]``, when
   present, are the record's; the rest of the sample's metadata is the record's ``metadata``
   (with ``epoch``);
-- the label is the sample's ``metadata["label"]``, else its ``target`` when that is
-  ``"ESC"`` or ``"ACT"`` (a task built for this metric puts the label there);
+- the label is the sample's ``metadata["label"]``, else its ``target`` when that reads as
+  ``"ESC"`` or ``"ACT"`` (a task built for this metric puts the label there), both read as
+  :func:`~estimators._vocabulary.normalise_label` reads a label (``"esc"`` is ``"ESC"``);
 - ``messages`` is read as :mod:`~estimators.readers._openai` reads a chat: assistant
   ``tool_calls`` (``{"id", "function", "arguments"}``) are the record, ``tool`` messages and
   user messages that carry a ``tool_call_id`` are tool results, ``reasoning`` content is
@@ -39,6 +40,7 @@ import zlib
 import orjson
 
 from .._errors import InputError
+from .._vocabulary import LABELS, normalise_label
 from ._chat import Transcript
 from ._openai import add_messages
 from ._source import Document, ReadOptions, chat_record, loads, normalised
@@ -147,7 +149,8 @@ def _label(sample: dict):
     target = sample.get("target")
     if isinstance(target, list) and len(target) == 1:
         target = target[0]
-    return target if target in ("ESC", "ACT") else None
+    target = normalise_label(target)
+    return target if target in LABELS else None
 
 
 def escalation_name(options: ReadOptions, source: str) -> str | None:

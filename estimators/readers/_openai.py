@@ -26,13 +26,14 @@ Read from each message:
 
 Every key of the record other than ``messages`` is passed to the canonical record
 (``conversation_id``, ``case_id``, ``label``, ``replica``, ...; unknown keys go to
-``metadata``).
+``metadata``). A record may leave out ``conversation_id``: in a JSONL file it is then
+``line-N``, N its line (SPEC section 7, :func:`~estimators.readers._source.chat_records`).
 """
 from __future__ import annotations
 
 from ._chat import Transcript, join_texts, parse_arguments
 from ._markers import record_markers
-from ._source import Document, ReadOptions, chat_record, normalised, position, records_of
+from ._source import Document, ReadOptions, chat_record, chat_records, normalised, position
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "add_messages", "content_text", "add_call"]
 
@@ -132,4 +133,4 @@ def sniff(doc: Document) -> bool:
 def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
     return [(position(location, i),
              normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
-            for i, (location, record) in enumerate(records_of(doc, EXPECTS))]
+            for i, (location, record) in enumerate(chat_records(doc, EXPECTS))]

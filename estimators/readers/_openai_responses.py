@@ -24,13 +24,16 @@ Read from each item:
   are calls too, named by their ``name`` (``mcp_call``) or by their type without ``_call``
   (``web_search``, ``computer``, ...): the assistant decided to use the tool;
 - ``reasoning`` items are not shown to the user and are skipped.
+
+A record may leave out ``conversation_id``: in a JSONL file it is then ``line-N``, N its
+line (SPEC section 7, :func:`~estimators.readers._source.chat_records`).
 """
 from __future__ import annotations
 
 from ._chat import Transcript, parse_arguments
 from ._markers import chat_items, record_markers
 from ._openai import content_text
-from ._source import Document, ReadOptions, chat_record, normalised, position, records_of
+from ._source import Document, ReadOptions, chat_record, chat_records, normalised, position
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read"]
 
@@ -86,5 +89,5 @@ def sniff(doc: Document) -> bool:
 def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
     return [(position(location, i),
              normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
-            for i, (location, record) in enumerate(records_of(doc, EXPECTS))]
+            for i, (location, record) in enumerate(chat_records(doc, EXPECTS))]
 

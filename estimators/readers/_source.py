@@ -11,8 +11,8 @@ import orjson
 from .._errors import InputError
 from .._records import normalise_conversation
 
-__all__ = ["ReadOptions", "Document", "load_document", "head_document", "records_of", "where", "normalised",
-           "position", "chat_record", "ZIP_MAGIC"]
+__all__ = ["ReadOptions", "Document", "load_document", "head_document", "records_of", "chat_records", "where",
+           "normalised", "position", "chat_record", "ZIP_MAGIC"]
 
 ZIP_MAGIC = b"PK\x03\x04"
 _HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
@@ -156,6 +156,54 @@ def records_of(doc: Document, what: str):
     if doc.kind == "json" and isinstance(doc.data, dict):
         return [(("line", 1) if doc.single_line else ("path", ""), doc.data)]
     raise InputError(f"expected {what}", source=doc.source)
+
+
+def _without_id(record) -> bool:
+    """Whether a chat record leaves out ``conversation_id`` (no key, or null)."""
+    return isinstance(record, dict) and record.get("conversation_id") is None
+
+
+def chat_records(doc: Document, what: str):
+    """:func:`records_of` for the chat formats, whose records may leave out ``conversation_id``.
+
+    SPEC section 7: a record of a JSON Lines file without one is the conversation ``line-N``,
+    N its 1-based line in the file. Records are given one at a time, in order, so an error
+    of an earlier record is still found first.
+
+    Parameters
+    ----------
+    doc : Document
+    what : str
+        What the format expects, for the message of a document that holds no records.
+
+    Yields
+    ------
+    tuple
+        ``(location, record)`` as :func:`records_of` gives them, the record with its
+        ``conversation_id`` filled in where it had none.
+
+    Raises
+    ------
+    InputError
+        At a record of a JSON list (or of a JSON object written on several lines) without
+        ``conversation_id``: it has no line of its own to name it; and at a record whose
+        ``conversation_id`` is the ``line-N`` of another line that has none, naming both lines.
+    """
+    items = records_of(doc, what)
+    line_ids = {f"line-{line}": line for (kind, line), record in items if kind == "line" and _without_id(record)}
+    for location, record in items:
+        if _without_id(record):
+            if location[0] != "line":
+                raise InputError("is missing (only a JSON Lines file may leave it out: the conversation is then "
+                                 "line-N, N its line)", source=doc.source, **where(location, "conversation_id"))
+            record = {**record, "conversation_id": f"line-{location[1]}"}
+        elif isinstance(record, dict) and record["conversation_id"].__class__ is str \
+                and record["conversation_id"] in line_ids:
+            conversation_id = record["conversation_id"]
+            raise InputError(f"{conversation_id!r} is also the id of line {line_ids[conversation_id]}, which has no "
+                             "conversation_id (it is then line-N, N its line): ids must be unique",
+                             source=doc.source, **where(location, "conversation_id"))
+        yield location, record
 
 
 def where(location, field: str | None = None) -> dict:

@@ -17,6 +17,7 @@ A JSON list of runs, as tau-bench's ``run.py`` writes them::
 from __future__ import annotations
 
 from .._errors import InputError
+from .._vocabulary import ACT, ESC
 from ._chat import Transcript
 from ._markers import record_markers
 from ._openai import add_messages
@@ -35,7 +36,7 @@ def gold_label(action_names, policy) -> str | None:
     """
     if action_names is None:
         return None
-    return "ESC" if any(isinstance(name, str) and name in policy.escalation_tools for name in action_names) else "ACT"
+    return ESC if any(isinstance(name, str) and name in policy.escalation_tools for name in action_names) else ACT
 
 
 def _gold_actions(run: dict):
