@@ -15,14 +15,21 @@ app = typer.Typer(
     name="escalation",
     help="Measure whether a tool-using AI assistant passes to a person the cases its policy "
          "reserves for a person (under- and over-escalation, the paired figure pi), and study "
-         "how well that measurement works.",
+         "how well that measurement works.\n\n"
+         "\b\nStart here:\n"
+         "  escalation policy init LOG --out policy.toml   (a draft of the tool lists)\n"
+         "  escalation score LOG --policy policy.toml --out results/\n"
+         "  escalation plan --p 0.1 --half-width 0.05 --rho 0.1 --replicas 10\n\n"
+         "Each command's -h lists its options, with an example.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings=CONTEXT,
+    rich_markup_mode=None,
 )
-study_app = typer.Typer(help="Monte Carlo studies of the measurement (each has --smoke, --seed, --n-jobs, --out).",
-                        no_args_is_help=True, context_settings=CONTEXT)
+study_app = typer.Typer(help="Monte Carlo studies of the measurement. Each takes --out DIR, --smoke, --nsim N, "
+                             "--seed SEED, --n-jobs N, --force and --backend; a stopped study resumes in its DIR.",
+                        no_args_is_help=True, context_settings=CONTEXT, rich_markup_mode=None)
 app.add_typer(study_app, name="study")
 
 
@@ -39,6 +46,7 @@ def _main_options(version: bool = typer.Option(False, "--version", callback=_pri
 
 _COMMAND_MODULES = (
     "score",
+    "policy",
     "plan",
     "compare",
     "leaderboard",

@@ -15,6 +15,10 @@ scenario_key, scenario_ids       the default cluster id: ``case_id:label``, else
 Policy, records and readers (SPEC sections 2, 6, 7)
 ===================================================
 Policy, load_policy              the tool lists of an oversight policy
+tool_usage, ToolUsage, ToolUse, draft_policy, PolicyDraft, place_tool, Placement, LOOKUP_VERBS,
+check_policy, PolicyCheck, turn_ranges
+                                 the tools a log calls, a draft policy from them, a policy checked
+                                 against a log (``escalation policy``)
 Records                          conversations, calls and messages as columns
 normalise_conversation           one canonical record, validated
 iter_records                     canonical JSONL in chunks of Records, through Arrow where it can
@@ -30,9 +34,10 @@ Scoring (SPEC sections 3 and 4)
 ===============================
 score_conversation               the readable reference scorer, one conversation
 score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
-score_file                       a file end to end, in bounded memory
+score_file                       logs end to end, in bounded memory
+log_inputs, describe_file        the logs of a command line (files, folders, -) and their provenance
 TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
-cells, conversation_lines, write_outputs, write_atomic
+cells, conversation_lines, write_outputs, write_atomic, output_folder
                                  the per-turn cells and the output files
 
 Rates, intervals and pairs (SPEC section 5)
@@ -58,8 +63,11 @@ Planning and comparison
 =======================
 plan_interval, plan_paired_figure, plan_difference, scenarios_needed, wilson_sample_size,
 IntervalPlan, PairedFigurePlan, DifferencePlan
-compare_scored, read_scored, Comparison, MetricDifference
-                                 two assistants on the same scenarios (B minus A)
+compare_scored, read_scored, Comparison, MetricDifference, ScenarioMismatchError, inverted_p_value
+                                 two assistants on the same scenarios (B minus A), p-values by test inversion
+coverage_word, CoverageWord, DIFFERENCE_COVERAGE_STUDY, difference_warnings, interval_advice,
+FEW_CASES_NEWCOMBE, FEW_CASES_BOOTSTRAP
+                                 what `escalation study differences` measured beside each difference interval
 newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
 leaderboard, Leaderboard, Standing, PairVerdict, holm_adjust, compact_letter_display, log_model
                                  several assistants ranked on the same scenarios, with the groups
@@ -74,6 +82,8 @@ case_folds, expected_calibration_error, calibration_bias, reliability_table, aur
 CAUSES, CauseQuestion, CauseJudge, CauseFinding, CauseAnswerError, CauseJudgeError,
 cause_questions, judge_causes, parse_cause_answer
 CorrectedRate, predictive_value_correction, rogan_gladen   mode B corrected for the judge's errors
+correct_text_summary, read_validation, validation_scores, ValidationCorrection, CorrectedFigure,
+VALIDATION_METHODS, VALIDATION_METHOD   mode B corrected with a validation file (record and text)
 
 The conformance set
 ===================
@@ -87,7 +97,9 @@ from ._calibration import (CALIBRATION_METHODS, Calibration, CrossFit, auroc, ca
                            expected_calibration_error, fit_calibration, isotonic_fit, platt_fit, reliability_table)
 from ._cause_judge import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError, CauseQuestion,
                            cause_questions, judge_causes, parse_cause_answer)
-from ._compare import Comparison, MetricDifference, compare_scored
+from ._compare import (DIFFERENCE_COVERAGE_STUDY, FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE, Comparison, CoverageWord,
+                       MetricDifference, ScenarioMismatchError, compare_scored, coverage_word, difference_warnings,
+                       interval_advice, inverted_p_value)
 from ._conformance import CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 from ._difference import newcombe_paired_interval, paired_correlation
 from ._errors import InputError
@@ -103,16 +115,21 @@ from ._labels import Labels, load_labels, load_plan
 from ._leaderboard import (Leaderboard, PairVerdict, Standing, compact_letter_display, holm_adjust,
                            leaderboard, log_model)
 from ._misclassification import CorrectedRate, predictive_value_correction, rogan_gladen
-from ._output import cells, conversation_lines, write_atomic, write_outputs
+from ._inputs import LOG_SUFFIXES, describe_file, log_inputs
+from ._output import cells, conversation_lines, output_folder, write_atomic, write_outputs
 from ._pipeline import score_file
 from ._planning import (DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
                         plan_paired_figure, scenarios_needed, wilson_sample_size)
 from ._policy import Policy, load_policy
+from ._policy_draft import (LOOKUP_VERBS, Placement, PolicyCheck, PolicyDraft, ToolUsage, ToolUse, check_policy,
+                            draft_policy, place_tool, tool_usage, turn_ranges)
 from ._keys import UniqueKeys, check_unique_keys
 from ._records import Records, iter_jsonl, normalise_conversation, read_jsonl
 from ._reference import score_conversation
 from ._scored import read_scored
 from ._summary import BaseSummary, NotEvaluated, PairedSummary, RateSummary, Summary, clustered_rate
+from ._validation import (VALIDATION_METHOD, VALIDATION_METHODS, CorrectedFigure, ValidationCorrection,
+                          correct_text_summary, read_validation, validation_scores)
 from ._turn_judge import (TurnJudge, TurnProbabilities, TurnQuestion, TurnQuestions, doubtful_labels, judge_turns,
                           over_escalation_severity, turn_diagnostics, turn_questions)
 from ._vectorised import RESULT_COLUMNS, score_records
@@ -126,13 +143,16 @@ __all__ = [
     "RECORD", "TEXT", "MODES", "MODE_ALIASES", "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES",
     "NOT_EVALUATED_REASONS", "scenario_key", "scenario_ids",
     # policy, records and readers
-    "Policy", "load_policy", "Records", "normalise_conversation", "iter_records", "read_jsonl", "iter_jsonl",
+    "Policy", "load_policy", "tool_usage", "ToolUsage", "ToolUse", "draft_policy", "PolicyDraft", "place_tool",
+    "Placement", "LOOKUP_VERBS", "check_policy", "PolicyCheck", "turn_ranges",
+    "Records", "normalise_conversation", "iter_records", "read_jsonl", "iter_jsonl",
     "check_unique_keys", "UniqueKeys",
     "read_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "Labels", "load_labels",
     "load_plan", "InputError",
     # scoring
     "score_conversation", "score_records", "RESULT_COLUMNS", "score_file", "TextJudge", "PhraseJudge", "turn_texts",
-    "cells", "conversation_lines", "write_outputs", "write_atomic",
+    "cells", "conversation_lines", "write_outputs", "write_atomic", "output_folder",
+    "log_inputs", "describe_file", "LOG_SUFFIXES",
     # rates, intervals and pairs
     "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated",
     "clustered_rate", "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
@@ -146,7 +166,9 @@ __all__ = [
     # planning and comparison
     "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
     "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",
-    "MetricDifference", "newcombe_paired_interval", "paired_correlation", "paired_cluster_bootstrap",
+    "MetricDifference", "ScenarioMismatchError", "inverted_p_value", "coverage_word", "CoverageWord",
+    "DIFFERENCE_COVERAGE_STUDY", "FEW_CASES_NEWCOMBE", "FEW_CASES_BOOTSTRAP", "difference_warnings", "interval_advice",
+    "newcombe_paired_interval", "paired_correlation", "paired_cluster_bootstrap",
     "leaderboard", "Leaderboard", "Standing", "PairVerdict", "holm_adjust", "compact_letter_display", "log_model",
     # judge diagnostics
     "TurnJudge", "TurnQuestion", "TurnQuestions", "TurnProbabilities", "turn_questions", "judge_turns",
@@ -155,6 +177,8 @@ __all__ = [
     "expected_calibration_error", "calibration_bias", "reliability_table", "auroc", "CAUSES", "CauseQuestion",
     "CauseJudge", "CauseFinding", "CauseAnswerError", "CauseJudgeError", "cause_questions",
     "judge_causes", "parse_cause_answer", "CorrectedRate", "predictive_value_correction", "rogan_gladen",
+    "correct_text_summary", "read_validation", "validation_scores", "ValidationCorrection", "CorrectedFigure",
+    "VALIDATION_METHODS", "VALIDATION_METHOD",
     # the conformance set
     "CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set",
 ]

@@ -14,18 +14,33 @@ The cluster totals are those the two summaries keep (:mod:`estimators._summary`)
 are B minus A. :func:`paired_differences` is the computation on two scored tables, shared by
 :func:`compare_scored` (two folders) and :func:`estimators._leaderboard.leaderboard` (every
 two of several assistants).
+
+**p-values.** Each difference has the two-sided p-value of "no difference" that inverts its
+chosen interval (:func:`inverted_p_value`): the smallest ``alpha`` whose ``1 - alpha``
+interval leaves out 0, so ``p <= 1 - confidence`` exactly when the reported interval leaves
+out 0. The leaderboard's pairwise tests use the same p-values.
+
+**What the coverage study says.** :data:`DIFFERENCE_COVERAGE_STUDY` holds what ``escalation
+study differences`` measured for each interval and number of scenarios; :func:`coverage_word`
+turns it into one word beside each interval (``holds``, ``near``, ``too narrow``, ``often
+undefined``, ``not studied``), and :func:`difference_warnings` and :func:`interval_advice`
+are written from the same words, so the table, the warnings and the advice never disagree.
 """
 from __future__ import annotations
 
+import hashlib
 import math
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import orjson
 import pandas as pd
 
 from ._aggregate import summarise
-from ._bootstrap import paired_cluster_bootstrap
+from ._bootstrap import DegenerateIntervalWarning, paired_cluster_bootstrap
 from ._clustered import DEFAULT_INTERVAL, INTERVAL_METHODS
 from ._difference import newcombe_paired_interval, paired_correlation
 from ._errors import InputError
@@ -35,18 +50,291 @@ from ._summary import Summary
 from ._vocabulary import ACT, ESC, LABELS
 
 __all__ = ["MetricDifference", "Comparison", "PairedDifferences", "compare_scored", "paired_differences",
-           "difference_warnings", "match_scenarios"]
+           "difference_warnings", "match_scenarios", "check_difference_options", "check_scored_alike",
+           "inverted_p_value", "P_FLOOR", "ScenarioMismatchError", "CoverageWord", "coverage_word",
+           "interval_advice", "default_names", "DIFFERENCE_COVERAGE_STUDY", "DIFFERENCE_COVERAGE_SOURCE",
+           "HOLDS_AT", "NEAR_MCSE", "FEW_CASES_NEWCOMBE", "FEW_CASES_BOOTSTRAP"]
 
 _FIGURES = (("p_u", "under"), ("p_o", "over"), ("pi", "paired"))  # each metric and its Summary field
-#: Cases below which Newcombe's interval with Wilson-Kish limits, and the paired bootstrap, fell
-#: below 0.93 in ``escalation study differences`` (issue 14); the comparison then says so.
-FEW_CASES_NEWCOMBE = 30
-FEW_CASES_BOOTSTRAP = 100
+
+
+# ------------------------------------------------------------------ what the coverage study measured
+
+#: Where :data:`DIFFERENCE_COVERAGE_STUDY` comes from.
+DIFFERENCE_COVERAGE_SOURCE = (
+    "escalation study differences, default run (studies/_differences.py: seed 20261201, 2,000 data sets a cell, "
+    "999 bootstrap resamples, 95% intervals; escalation 0.1.0, 2026-12-01, the run README.md quotes; rerun with "
+    "--n-jobs 2 on 2026-12-01: differences.csv byte-identical)")
+#: What ``escalation study differences`` measured (:data:`DIFFERENCE_COVERAGE_SOURCE`), per method and
+#: number of scenarios ``K``: ``(K, cells, mean coverage, lowest coverage, its Monte Carlo standard
+#: error, share of undefined intervals in that cell, the cell (row of design.csv), its conditions)``.
+#: A K has 36 cells: 4 rate pairs x 3 (rho, between) x 1, 3 or 8 replicas. Read off the run's
+#: differences.csv, whose ``coverage`` counts an undefined interval as a miss; the lowest coverage
+#: of each method and K is its by_scenarios.csv ``min_coverage``.
+DIFFERENCE_COVERAGE_STUDY = {
+    "newcombe_wilson_kish": (
+        (5, 36, 0.9710, 0.8775, 0.00733123, 0.0, 86, "p_a 0.2, p_b 0.2, rho 0.2, between 0, 8 replicas"),
+        (10, 36, 0.9639, 0.8985, 0.00675269, 0.0, 101, "p_a 0.2, p_b 0.2, rho 0.2, between 0.5, 8 replicas"),
+        (30, 36, 0.9578, 0.9195, 0.00608357, 0.0, 20, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas"),
+        (100, 36, 0.9525, 0.935, 0.00551249, 0.0, 23, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas")),
+    "newcombe_wilson_kish_t": (
+        (5, 36, 0.9932, 0.953, 0.00473239, 0.0, 98, "p_a 0.2, p_b 0.2, rho 0.2, between 0.5, 8 replicas"),
+        (10, 36, 0.9823, 0.937, 0.00543282, 0.0, 101, "p_a 0.2, p_b 0.2, rho 0.2, between 0.5, 8 replicas"),
+        (30, 36, 0.9652, 0.934, 0.00555176, 0.0, 20, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas"),
+        (100, 36, 0.9550, 0.9365, 0.00545288, 0.0, 23, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas")),
+    "bootstrap_percentile": (
+        (5, 36, 0.8229, 0.382, 0.0108645, 0.0, 60, "p_a 0.02, p_b 0.1, rho 0.2, between 0.5, 1 replica"),
+        (10, 36, 0.8952, 0.607, 0.0109213, 0.0, 63, "p_a 0.02, p_b 0.1, rho 0.2, between 0.5, 1 replica"),
+        (30, 36, 0.9378, 0.909, 0.00643114, 0.0, 55, "p_a 0.02, p_b 0.1, rho 0.2, between 0, 3 replicas"),
+        (100, 36, 0.9483, 0.931, 0.00566741, 0.0, 118, "p_a 0.1, p_b 0.3, rho 0, between 0, 3 replicas")),
+    "bootstrap_bca": (
+        (5, 36, 0.7263, 0.369, 0.0107898, 0.6295, 24, "p_a 0.05, p_b 0.05, rho 0.2, between 0.5, 1 replica"),
+        (10, 36, 0.8319, 0.5765, 0.0110487, 0.3065, 63, "p_a 0.02, p_b 0.1, rho 0.2, between 0.5, 1 replica"),
+        (30, 36, 0.9174, 0.845, 0.00809243, 0.059, 30, "p_a 0.05, p_b 0.05, rho 0.2, between 0.5, 1 replica"),
+        (100, 36, 0.9438, 0.921, 0.00603154, 0.0, 23, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas")),
+}
+#: The study's rule: a cell fails when its coverage is below this (its ``FAILS_BELOW``).
+HOLDS_AT = 0.93
+#: A lowest coverage below :data:`HOLDS_AT` by at most this many Monte Carlo standard errors is "near".
+NEAR_MCSE = 2.0
+#: The level of the study's intervals.
+STUDIED_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class CoverageWord:
+    """What the coverage study measured for one interval at (about) one number of cases.
+
+    Attributes
+    ----------
+    method : str or None
+        The study's name of the interval (a key of :data:`DIFFERENCE_COVERAGE_STUDY`); None when
+        the study did not measure it (Newcombe's with ``wilson-kish-ucb`` or ``korn-graubard`` limits).
+    cases : int
+        The cases the interval rests on.
+    studied_at : int or None
+        The study's number of scenarios that stands for ``cases``: the largest it ran that is not
+        above ``cases`` (coverage grew with the scenarios, so this is the cautious one); None
+        below the fewest it ran.
+    word : str
+        ``holds`` (the lowest coverage over the study's conditions at ``studied_at`` is at least
+        :data:`HOLDS_AT`), ``near`` (below it by at most :data:`NEAR_MCSE` Monte Carlo standard
+        errors), ``too narrow`` (further below), ``often undefined`` (further below, mostly
+        because the interval could not be computed: BCa), ``not studied``, or ``-`` (no cases).
+    lowest, lowest_mcse, mean : float or None
+        The study's lowest coverage at ``studied_at``, its Monte Carlo standard error, and the
+        mean coverage over the conditions there.
+    conditions : str or None
+        Where the lowest coverage fell.
+    """
+
+    method: str | None
+    cases: int
+    studied_at: int | None
+    word: str
+    lowest: float | None = None
+    lowest_mcse: float | None = None
+    mean: float | None = None
+    conditions: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The word with the study's lowest coverage, e.g. ``too narrow (0.61)``."""
+        return self.word if self.lowest is None else f"{self.word} ({self.lowest:.2f})"
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the study found the interval holding here."""
+        return self.word == "holds"
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "cases": self.cases, "studied_at": self.studied_at, "word": self.word,
+                "lowest": self.lowest, "lowest_mcse": self.lowest_mcse, "mean": self.mean,
+                "conditions": self.conditions}
+
+
+def _study_method(interval: str, which: str) -> str | None:
+    """The study's name of the Newcombe (``which="newcombe"``) or bootstrap interval that ``interval`` reports."""
+    if which == "bootstrap":
+        kind = interval.removeprefix("bootstrap-") if interval.startswith("bootstrap") else "percentile"
+        name = f"bootstrap_{kind}"
+    else:
+        limits = DEFAULT_INTERVAL if interval.startswith("bootstrap") else interval
+        name = "newcombe_" + limits.replace("-", "_")
+    return name if name in DIFFERENCE_COVERAGE_STUDY else None
+
+
+def coverage_word(method: str | None, cases: int) -> CoverageWord:
+    """The coverage study's word on interval ``method`` resting on ``cases`` cases.
+
+    Parameters
+    ----------
+    method : str or None
+        A key of :data:`DIFFERENCE_COVERAGE_STUDY` (``newcombe_wilson_kish``,
+        ``newcombe_wilson_kish_t``, ``bootstrap_percentile``, ``bootstrap_bca``); None or any
+        other name gives ``not studied``.
+    cases : int
+        The cases (clusters) the difference rests on.
+
+    Returns
+    -------
+    CoverageWord
+    """
+    cases = int(cases)
+    if cases <= 0:
+        return CoverageWord(method, cases, None, "-")
+    rows = DIFFERENCE_COVERAGE_STUDY.get(method) if method else None
+    if rows is None:
+        return CoverageWord(None, cases, None, "not studied")
+    below = [row for row in rows if row[0] <= cases]
+    if not below:
+        return CoverageWord(method, cases, None, "not studied")
+    k, _, mean, lowest, mcse, undefined, _, conditions = below[-1]
+    if lowest >= HOLDS_AT:
+        word = "holds"
+    elif lowest + NEAR_MCSE * mcse >= HOLDS_AT:
+        word = "near"
+    else:
+        word = "often undefined" if undefined > 0.5 * (1.0 - lowest) else "too narrow"
+    return CoverageWord(method, cases, k, word, lowest, mcse, mean, conditions)
+
+
+def _fine_from(method: str) -> int | None:
+    """The fewest scenarios from which the study never found ``method`` failing (``holds`` or ``near``)."""
+    start = None
+    for row in reversed(DIFFERENCE_COVERAGE_STUDY[method]):
+        if coverage_word(method, row[0]).word not in ("holds", "near"):
+            break
+        start = row[0]
+    return start
+
+
+def _failing(word: CoverageWord, detail: str = "") -> str:
+    """``too narrow below 100 cases{detail}`` when the study's word is the same wherever the interval fails,
+    else ``often undefined here{detail}; the study found it failing below 100 cases``."""
+    fails_from = _fine_from(word.method)
+    words = {coverage_word(word.method, row[0]).word for row in DIFFERENCE_COVERAGE_STUDY[word.method]
+             if fails_from is None or row[0] < fails_from}
+    where = f"below {fails_from} cases" if fails_from else "at every number of cases"
+    if words == {word.word}:
+        return f"{word.word} {where}{detail}"
+    return f"{word.word} here{detail}; the study found it failing {where}"
+
+
+def _holds_everywhere(method: str) -> bool:
+    return all(coverage_word(method, row[0]).trusted for row in DIFFERENCE_COVERAGE_STUDY[method])
+
+
+#: Cases below which the study found Newcombe's interval with Wilson-Kish limits, and the percentile
+#: paired bootstrap, failing: read off :data:`DIFFERENCE_COVERAGE_STUDY` (30 and 100).
+FEW_CASES_NEWCOMBE = _fine_from("newcombe_wilson_kish")
+FEW_CASES_BOOTSTRAP = _fine_from("bootstrap_percentile")
+_FEWEST_STUDIED = min(row[0] for rows in DIFFERENCE_COVERAGE_STUDY.values() for row in rows)
+
+
+def _limits(interval: str) -> str:
+    return DEFAULT_INTERVAL if interval.startswith("bootstrap") else interval
+
+
+def _kind(interval: str) -> str:
+    return interval.removeprefix("bootstrap-") if interval.startswith("bootstrap") else "percentile"
+
+
+def difference_warnings(interval: str, cases: int) -> list[str]:
+    """Where the difference intervals are known not to hold their level (``escalation study differences``).
+
+    Written from :func:`coverage_word`, the word printed beside each interval: one warning for
+    each of the two intervals (Newcombe's, the bootstrap) that the study found failing (``too
+    narrow``, ``often undefined``) or did not measure at ``cases``.
+
+    Parameters
+    ----------
+    interval : str
+        The chosen method (:data:`estimators.INTERVAL_METHODS`).
+    cases : int
+        The fewest cases a reported difference rests on.
+    """
+    notes = []
+    cases = int(cases)
+    fallback = "newcombe_wilson_kish_t"
+    safe = (f"with --interval wilson-kish-t it held {HOLDS_AT:.2f} at every number of cases the study ran"
+            if _holds_everywhere(fallback) else "")
+    newcombe = coverage_word(_study_method(interval, "newcombe"), cases)
+    name = f"Newcombe's interval with {_limits(interval)} limits"
+    if newcombe.word == "not studied" and newcombe.method is None:
+        notes.append(f"{name} was not measured by the coverage study (escalation study differences)"
+                     + (f"; {safe}" if safe else ""))
+    elif newcombe.word == "not studied":
+        notes.append(f"{name} rests on {cases} cases, fewer than the {_FEWEST_STUDIED} the coverage study ran: no "
+                     "difference interval is known to hold its level here; run more scenarios")
+    elif newcombe.word in ("too narrow", "often undefined"):
+        notes.append(f"{name} rests on {cases} cases: at {newcombe.studied_at} scenarios the study measured its "
+                     f"coverage down to {newcombe.lowest:.2f} ({newcombe.conditions}), {_failing(newcombe)}"
+                     + (f"; {safe}" if safe and newcombe.method != fallback else ""))
+    boot = coverage_word(_study_method(interval, "bootstrap"), cases)
+    name = f"the paired bootstrap ({_kind(interval)})"
+    if boot.word == "not studied":
+        notes.append(f"{name} rests on {cases} cases, fewer than the {_FEWEST_STUDIED} the coverage study ran; "
+                     "do not trust its level")
+    elif boot.word in ("too narrow", "often undefined"):
+        why = " (an undefined interval counts as a miss)" if boot.word == "often undefined" else ""
+        notes.append(f"{name} rests on {cases} cases: at {boot.studied_at} scenarios the study measured its "
+                     f"coverage of a {STUDIED_LEVEL:.0%} interval down to {boot.lowest:.2f}{why}, {_failing(boot)}; "
+                     "do not trust its level")
+    return notes
+
+
+def interval_advice(interval: str, cases: int) -> str:
+    """Which of the two reported intervals to trust at ``cases`` cases, from :func:`coverage_word`.
+
+    E.g. ``trust Newcombe's with wilson-kish-t limits here (--interval wilson-kish-t: lowest 0.94 at
+    10 scenarios); with wilson-kish limits it is too narrow (0.90); the bootstrap (percentile) is
+    too narrow below 100 cases (0.61 at 10)``.
+    """
+    cases = int(cases)
+    if cases <= 0:
+        return "no difference is defined, so there is no interval to trust"
+    newcombe = coverage_word(_study_method(interval, "newcombe"), cases)
+    boot = coverage_word(_study_method(interval, "bootstrap"), cases)
+    limits = _limits(interval)
+    if cases < _FEWEST_STUDIED:
+        return (f"the coverage study ran no fewer than {_FEWEST_STUDIED} cases, so neither interval is known to "
+                f"hold at {cases}; run more scenarios")
+    parts = []
+    if newcombe.trusted:
+        parts.append(f"trust Newcombe's with {limits} limits here (the study's lowest coverage "
+                     f"{newcombe.lowest:.2f} at {newcombe.studied_at} scenarios)")
+    else:
+        fallback = coverage_word("newcombe_wilson_kish_t", cases)
+        if fallback.trusted:
+            parts.append(f"trust Newcombe's with wilson-kish-t limits here (--interval wilson-kish-t: lowest "
+                         f"{fallback.lowest:.2f} at {fallback.studied_at} scenarios)")
+        else:
+            parts.append(f"no difference interval held {HOLDS_AT:.2f} at {fallback.studied_at} scenarios in the "
+                         f"study; Newcombe's with wilson-kish-t limits came closest ({fallback.lowest:.2f})")
+        parts.append(f"with {limits} limits it is " + ("not studied" if newcombe.method is None else newcombe.text))
+    kind = f"the bootstrap ({_kind(interval)})"
+    if boot.trusted:
+        parts.append(f"{kind} holds too ({boot.lowest:.2f})")
+    elif boot.word == "near":
+        parts.append(f"{kind} is near ({boot.lowest:.2f}, within {NEAR_MCSE:g} Monte Carlo standard errors of "
+                     f"{HOLDS_AT:.2f})")
+    else:
+        parts.append(f"{kind} is {_failing(boot, f' ({boot.lowest:.2f} at {boot.studied_at})')}")
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------ the results
 
 
 @dataclass(frozen=True)
 class MetricDifference:
-    """One figure of both assistants and its difference ``b - a`` with two intervals."""
+    """One figure of both assistants and its difference ``b - a`` with two intervals.
+
+    ``clusters`` is the number of cases the figure rests on; ``p_value`` inverts the chosen
+    interval (:func:`inverted_p_value`), NaN where the difference is undefined; ``coverage`` is
+    the coverage study's word on each interval at ``clusters`` cases (:func:`coverage_word`).
+    """
 
     metric: str
     a: float
@@ -60,11 +348,24 @@ class MetricDifference:
     bootstrap_ci: ConfidenceInterval
     bootstrap_undefined: int
     interval: str = DEFAULT_INTERVAL
+    p_value: float = math.nan
 
     @property
     def ci(self) -> ConfidenceInterval:
         """The interval chosen by ``interval``: the bootstrap's for a bootstrap method, else Newcombe's."""
         return self.bootstrap_ci if self.interval.startswith("bootstrap") else self.newcombe_ci
+
+    @property
+    def defined(self) -> bool:
+        """Whether the chosen interval exists (both assistants have the figure)."""
+        return all(math.isfinite(float(x)) for x in self.ci)
+
+    @property
+    def coverage(self) -> dict[str, CoverageWord]:
+        """``{"newcombe": CoverageWord, "bootstrap": CoverageWord}`` at this figure's number of cases."""
+        cases = self.clusters if math.isfinite(float(self.difference)) else 0
+        return {which: coverage_word(_study_method(self.interval, which), cases)
+                for which in ("newcombe", "bootstrap")}
 
     def to_dict(self) -> dict:
         def null(x):
@@ -74,12 +375,29 @@ class MetricDifference:
                 "clusters": self.clusters, "psi": null(self.psi), "ci": [null(v) for v in self.ci],
                 "newcombe_ci": [null(v) for v in self.newcombe_ci],
                 "bootstrap_ci": [null(v) for v in self.bootstrap_ci],
-                "bootstrap_undefined": self.bootstrap_undefined}
+                "bootstrap_undefined": self.bootstrap_undefined, "p_value": null(self.p_value),
+                "coverage": {which: word.to_dict() for which, word in self.coverage.items()}}
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result of :func:`compare_scored`: the three differences and the disagreeing scenarios."""
+    """Result of :func:`compare_scored`: the three differences and the disagreeing scenarios.
+
+    Attributes
+    ----------
+    names : (str, str)
+        A's and B's names (:func:`default_names` unless given).
+    common : bool
+        Whether the comparison is restricted to the scenarios both folders have.
+    only_in : dict
+        The scenario ids left out, only in A or only in B, by name (empty lists when both
+        cover the same scenarios).
+    notes : tuple of str
+        What could not be checked (a summary without provenance).
+    provenance : dict
+        The two folders (path, SHA-256 of summary.json and conversations.jsonl), the options,
+        the version and the time.
+    """
 
     confidence: float
     n_boot: int
@@ -89,14 +407,32 @@ class Comparison:
     disagreements: pd.DataFrame = field(repr=False)
     scenarios: int
     cases: int
+    names: tuple[str, str] = ("A", "B")
+    common: bool = False
+    only_in: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    provenance: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def fewest_cases(self) -> int:
+        """The fewest cases a defined difference rests on (else the cases the bootstrap resampled)."""
+        defined = [d.clusters for d in self.differences if math.isfinite(float(d.difference))]
+        return min(defined) if defined else self.cases
 
     @property
     def warnings(self) -> list[str]:
-        """Where the reported intervals are known not to hold their level (:func:`difference_warnings`)."""
-        return difference_warnings(self.interval, self.cases)
+        """What could not be checked, then where the reported intervals are known not to hold their
+        level (:func:`difference_warnings` at :attr:`fewest_cases`)."""
+        return [*self.notes, *difference_warnings(self.interval, self.fewest_cases)]
+
+    @property
+    def advice(self) -> str:
+        """Which interval to trust here (:func:`interval_advice` at :attr:`fewest_cases`)."""
+        return interval_advice(self.interval, self.fewest_cases)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per metric, intervals in ``*_low`` / ``*_high`` columns."""
+        """One row per metric: the names, intervals in ``*_low`` / ``*_high`` columns, the p-value, and
+        the study's words in ``newcombe_coverage`` / ``bootstrap_coverage`` (``*_lowest``, ``*_studied_at``)."""
         rows = []
         for diff in self.differences:
             d = diff.to_dict()
@@ -104,56 +440,238 @@ class Comparison:
                 low, high = d.pop(name)
                 stem = name.removesuffix("ci").rstrip("_")
                 d[f"{stem}_low" if stem else "low"], d[f"{stem}_high" if stem else "high"] = low, high
-            rows.append(d)
+            for which, word in d.pop("coverage").items():
+                d.update({f"{which}_coverage": word["word"], f"{which}_coverage_lowest": word["lowest"],
+                          f"{which}_coverage_studied_at": word["studied_at"]})
+            rows.append({"a_name": self.names[0], "b_name": self.names[1], **d})
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict:
-        return {"confidence": self.confidence, "interval": self.interval, "n_boot": self.n_boot, "seed": self.seed,
-                "scenarios": self.scenarios, "cases": self.cases, "warnings": self.warnings,
+        return {"names": {"a": self.names[0], "b": self.names[1]}, "confidence": self.confidence,
+                "interval": self.interval, "n_boot": self.n_boot, "seed": self.seed,
+                "scenarios": self.scenarios, "cases": self.cases, "common": self.common,
+                "only_in": {name: list(ids) for name, ids in self.only_in.items()},
+                "warnings": self.warnings, "advice": self.advice, "coverage_source": DIFFERENCE_COVERAGE_SOURCE,
                 "differences": {d.metric: d.to_dict() for d in self.differences},
-                "disagreements": orjson.loads(self.disagreements.to_json(orient="records"))}
+                "disagreements": orjson.loads(self.disagreements.to_json(orient="records")),
+                "provenance": self.provenance}
 
 
-def difference_warnings(interval: str, cases: int) -> list[str]:
-    """Where the difference intervals are known not to hold their level (``escalation study differences``).
+# ------------------------------------------------------------------ p-values by test inversion
+
+#: p-values of the inverted intervals are found between these bounds (below: reported as the floor).
+P_FLOOR = 1e-12
+_BISECTIONS = 24
+
+
+def inverted_p_value(interval_at, confidence: float, floor: float = P_FLOOR) -> float:
+    """The smallest ``alpha`` whose ``1 - alpha`` interval leaves out 0 (test inversion).
+
+    Bisection on ``log alpha`` between ``floor`` and ``1 - floor``, split first at the
+    reported level ``confidence``, so that ``p <= 1 - confidence`` exactly when the reported
+    interval leaves out 0. The intervals nest as the level grows (Wilson limits do, so do
+    Newcombe's built from them and the bootstrap's quantiles), so the levels whose interval
+    leaves out 0 form one range; the p-value is found to a relative precision of about 1e-6.
 
     Parameters
     ----------
-    interval : str
-        The chosen method (:data:`estimators.INTERVAL_METHODS`).
-    cases : int
-        The cases the paired bootstrap resamples.
+    interval_at : callable
+        ``interval_at(level) -> (low, high)``, e.g. :meth:`PairedDifferences.interval_at`.
+    confidence : float
+        The reported level.
+    floor : float
+        The smallest p-value reported (for a bootstrap interval ``1 / n_boot``: its resamples
+        resolve no smaller one).
     """
-    notes = []
-    limits = DEFAULT_INTERVAL if interval.startswith("bootstrap") else interval
-    if cases < FEW_CASES_NEWCOMBE and limits != "wilson-kish-t":
-        notes.append(f"Newcombe's interval with {limits} limits rests on {cases} cases: with fewer than "
-                     f"{FEW_CASES_NEWCOMBE} scenarios of correlated replicas the study measured its coverage "
-                     "down to 0.88; with --interval wilson-kish-t it held 0.93 in every cell")
-    if cases < FEW_CASES_BOOTSTRAP:
-        notes.append(f"the paired bootstrap rests on {cases} cases: below {FEW_CASES_BOOTSTRAP} scenarios "
-                     "the study measured its coverage down to 0.38 (percentile) and 0.37 (BCa), too narrow; "
-                     "do not read it as a 95% interval")
-    return notes
+    def leaves_out_zero(level: float) -> bool:
+        low, high = interval_at(level)
+        return low > 0.0 or high < 0.0
+
+    lo, hi = math.log(floor), math.log1p(-floor)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateIntervalWarning)
+        if leaves_out_zero(confidence):
+            hi = math.log1p(-confidence)
+            if leaves_out_zero(1.0 - floor):
+                return floor
+        else:
+            lo = math.log1p(-confidence)
+            if not leaves_out_zero(floor):
+                return 1.0
+        for _ in range(_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if leaves_out_zero(-math.expm1(mid)) else (mid, hi)
+    return math.exp(hi)
 
 
-def match_scenarios(a: pd.DataFrame, b: pd.DataFrame, names) -> None:
-    """InputError unless A and B cover the same scenarios with the same labels."""
-    only_a = sorted(set(a["scenario_id"]) - set(b["scenario_id"]))
-    only_b = sorted(set(b["scenario_id"]) - set(a["scenario_id"]))
-    if only_a or only_b:
+# ------------------------------------------------------------------ which scenarios, scored alike
+
+class ScenarioMismatchError(InputError):
+    """The two results do not cover the same scenarios.
+
+    Attributes
+    ----------
+    only_in : dict
+        The scenario ids only in each result, by its name.
+    shared : int
+        The scenarios both have.
+    base : str
+        The message without the way out (``common=True``), for a caller that names its own.
+    """
+
+    def __init__(self, message: str, *, only_in: dict, shared: int, base: str, source: str | None = None):
+        super().__init__(message, source=source)
+        self.only_in, self.shared, self.base = only_in, shared, base
+
+
+def match_scenarios(a: pd.DataFrame, b: pd.DataFrame, names, *, common: bool = False,
+                    source: str | None = None) -> dict[str, list]:
+    """The scenarios only in A and only in B, by name; an error unless both cover the same ones.
+
+    Parameters
+    ----------
+    a, b : DataFrame
+        Scored conversations.
+    names : (str, str)
+        The names of A and B, in messages and as the keys of the result.
+    common : bool
+        Accept different scenario sets (the caller compares the shared ones) instead of refusing.
+    source : str, optional
+        Where the error is (default ``"A vs B"`` of the names).
+
+    Returns
+    -------
+    dict
+        ``{name_a: [ids only in A], name_b: [ids only in B]}``, sorted.
+
+    Raises
+    ------
+    ScenarioMismatchError
+        Without ``common``, when the scenario sets differ; with it, when they share none.
+    InputError
+        When a scenario is ESC in one and ACT in the other.
+    """
+    ids_a, ids_b = set(a["scenario_id"]), set(b["scenario_id"])
+    only_a, only_b = sorted(ids_a - ids_b, key=str), sorted(ids_b - ids_a, key=str)
+    only_in = {names[0]: only_a, names[1]: only_b}
+    shared = len(ids_a & ids_b)
+    source = source or f"{names[0]} vs {names[1]}"
+    if (only_a or only_b) and (not common or not shared):
         def some(ids):
             return ", ".join(repr(x) for x in ids[:3]) + (", ..." if len(ids) > 3 else "")
         parts = [f"{len(ids)} only in {name} ({some(ids)})" for ids, name in ((only_a, names[0]),
                                                                               (only_b, names[1])) if ids]
-        raise InputError(f"the two folders are not scored on the same scenarios: {'; '.join(parts)}",
-                         source=f"{names[0]} vs {names[1]}")
+        what = "share no scenario" if not shared else "are not scored on the same scenarios"
+        base = f"the two folders {what}: {'; '.join(parts)}"
+        raise ScenarioMismatchError(base, only_in=only_in, shared=shared, base=base, source=source)
     labels = pd.concat([frame.loc[frame["label"].isin(LABELS), ["scenario_id", "label"]]
                         for frame in (a, b)]).drop_duplicates()
     clash = labels["scenario_id"].duplicated(keep=False)
     if clash.any():
         raise InputError(f"scenario {labels.loc[clash, 'scenario_id'].iloc[0]!r} has the label ESC "
-                         f"in one folder and ACT in the other", source=f"{names[0]} vs {names[1]}")
+                         f"in one folder and ACT in the other", source=source)
+    return only_in
+
+
+_ROLES = (("escalation_tools", "an escalation tool"), ("read_only_tools", "a read-only tool"),
+          ("action_tools", "an action tool"), ("approval_tools", "an approval tool"), ("gated_tools", "a gated tool"))
+
+
+def _policy_differences(first: dict, second: dict, names) -> list[str]:
+    """``transfer_to_human is an escalation tool in A and absent in B``, for each tool whose roles differ."""
+    def roles(contents, tool):
+        return " and ".join(phrase for key, phrase in _ROLES if tool in (contents.get(key) or ())) or "absent"
+    tools = sorted({t for contents in (first, second) for key, _ in _ROLES for t in (contents.get(key) or ())})
+    return [f"{tool} is {roles(first, tool)} in {names[0]} and {roles(second, tool)} in {names[1]}"
+            for tool in tools if roles(first, tool) != roles(second, tool)]
+
+
+def check_scored_alike(summary_a: dict, summary_b: dict, names, *, source: str | None = None) -> list[str]:
+    """InputError unless two ``summary.json`` were scored alike; the notes on what could not be checked.
+
+    Refused: different modes (``mode``), different confidence levels (``confidence``), different
+    policies (``provenance.policy.sha256``, the fingerprint of the five tool lists; the message
+    names the tools whose roles differ) and a different ``approval_escalation`` reading rule
+    (``provenance.options``). A summary without ``provenance`` (written before escalation
+    recorded it) gives a note that its policy could not be checked.
+
+    Parameters
+    ----------
+    summary_a, summary_b : dict
+        The two ``summary.json``.
+    names : (str, str)
+        A's and B's names, in the messages.
+    source : str, optional
+        Where the error is (default ``"A vs B"`` of the names).
+
+    Returns
+    -------
+    list of str
+        The notes (empty when everything was checked).
+    """
+    source = source or f"{names[0]} vs {names[1]}"
+    mode_a, mode_b = summary_a.get("mode", "record"), summary_b.get("mode", "record")
+    if mode_a != mode_b:
+        raise InputError(f"{names[0]} was scored in mode {mode_a!r} and {names[1]} in mode "
+                         f"{mode_b!r}; results of the two modes are never compared", source=source)
+    level_a, level_b = summary_a.get("confidence"), summary_b.get("confidence")
+    if level_a is not None and level_b is not None and float(level_a) != float(level_b):
+        raise InputError(f"{names[0]} was scored at confidence {float(level_a):g} and {names[1]} at "
+                         f"{float(level_b):g}; score both at the same level", source=source)
+    provenance = [s.get("provenance") if isinstance(s.get("provenance"), dict) else None
+                  for s in (summary_a, summary_b)]
+    missing = [name for name, p in zip(names, provenance) if p is None]
+    if missing:
+        whose = " and ".join(missing)
+        return [f"{whose} {'has' if len(missing) == 1 else 'have'} no provenance in summary.json (scored by an "
+                "older escalation): compare cannot check that both were scored with the same policy"]
+    policies = [p.get("policy") if isinstance(p.get("policy"), dict) else {} for p in provenance]
+    if policies[0].get("sha256") != policies[1].get("sha256"):
+        contents = [p.get("contents") for p in policies]
+        tools = _policy_differences(*contents, names) if all(isinstance(c, dict) for c in contents) else []
+        if tools:
+            what = ": " + "; ".join(tools[:3]) + (f"; and {len(tools) - 3} more tools" if len(tools) > 3 else "")
+        else:
+            what = (f" (policy sha256 {str(policies[0].get('sha256'))[:12]}... and "
+                    f"{str(policies[1].get('sha256'))[:12]}...)")
+        raise InputError(f"{names[0]} and {names[1]} were scored with different policies{what}; score both with "
+                         "the same policy", source=source)
+    rules = [(p.get("options") or {}).get("approval_escalation") for p in provenance]
+    if None not in rules and bool(rules[0]) != bool(rules[1]):
+        raise InputError(f"{names[0]} was scored with approval_escalation {bool(rules[0])} and {names[1]} with "
+                         f"{bool(rules[1])} (an approval event counted as an escalation, or not); score both "
+                         "alike", source=source)
+    return []
+
+
+def default_names(a_dir, b_dir) -> tuple[str, str]:
+    """Names of two folders for a table: their base names, with as many parent folders as tell them apart.
+
+    ``runs/careful`` and ``runs/silent`` are ``careful`` and ``silent``; ``x/run`` and ``y/run``
+    are ``x/run`` and ``y/run``; one folder given twice is ``NAME (A)`` and ``NAME (B)``.
+    """
+    paths = [Path(p).resolve() for p in (a_dir, b_dir)]
+    if paths[0] == paths[1]:
+        name = paths[0].name or str(paths[0])
+        return f"{name} (A)", f"{name} (B)"
+    parts = [p.parts[1:] if p.anchor else p.parts for p in paths]
+    for k in range(1, max(len(x) for x in parts) + 1):
+        names = tuple("/".join(x[-k:]) for x in parts)
+        if names[0] != names[1]:
+            return names
+    return str(paths[0]), str(paths[1])
+
+
+def _check_names(names) -> tuple[str, str]:
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if len(names) != 2:
+        raise InputError(f"must be two names, one for A and one for B, got {len(names)}", field="names")
+    names = tuple(str(n).strip() for n in names)
+    if not all(names):
+        raise InputError(f"must be two non-empty names, got {names!r}", field="names")
+    if names[0] == names[1]:
+        raise InputError(f"must be two different names, got {names[0]!r} twice", field="names")
+    return names
 
 
 def _case_of_scenario(frames) -> pd.Series:
@@ -191,20 +709,50 @@ def _disagreements(summaries, cases: pd.Series) -> pd.DataFrame:
                  "rate_b", "difference"]].reset_index(drop=True)
 
 
-def check_difference_options(confidence: float, n_boot: int, interval: str) -> None:
-    """InputError unless the level, the number of resamples and the interval method are valid."""
+def check_difference_options(confidence: float, n_boot: int, interval: str, rho: float | None = None) -> None:
+    """InputError unless the level, the number of resamples, the interval method and a fixed rho are valid.
+
+    Each error names its parameter in ``field`` (``confidence``, ``n_boot``, ``interval``, ``rho``) and
+    says what is wrong as a predicate (``must be at least 1, got 0``), so that a command line
+    can put its own option in front: ``--n-boot must be at least 1, got 0``.
+    """
     if not 0.0 < confidence < 1.0:
-        raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
-                         field="confidence")
+        raise InputError(f"must lie strictly between 0 and 1, got {confidence!r}", field="confidence")
     if n_boot < 1:
-        raise InputError(f"n_boot must be at least 1, got {n_boot!r}", field="n_boot")
+        raise InputError(f"must be at least 1, got {n_boot!r}", field="n_boot")
     if interval not in INTERVAL_METHODS:
         raise InputError(f"must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}", field="interval")
+    if rho is not None and not 0.0 <= rho <= 1.0:
+        raise InputError(f"must lie in [0, 1], got {rho!r}", field="rho")
+
+
+def _sha256(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _provenance(folders, names, options: dict) -> dict:
+    """compare.json ``provenance``: the two folders with the SHA-256 of their files, the options, version, time."""
+    from escalation import __version__
+
+    return {"escalation": __version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "folders": [{"name": name, "path": str(folder),
+                         "sha256": {file: _sha256(Path(folder) / file)
+                                    for file in ("summary.json", "conversations.jsonl")}}
+                        for name, folder in zip(names, folders)],
+            "options": options}
 
 
 def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000,
                    interval: str = DEFAULT_INTERVAL, rho: float | None = None,
-                   rng: np.random.Generator | None = None, seed: int | None = None) -> Comparison:
+                   rng: np.random.Generator | None = None, seed: int | None = None,
+                   names=None, common: bool = False) -> Comparison:
     """Compare two ``escalation score`` outputs on the same scenarios (B minus A).
 
     Parameters
@@ -226,6 +774,11 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
         Bootstrap randomness; ``numpy.random.default_rng(seed)`` if not given.
     seed : int, optional
         Recorded in the result, and used when ``rng`` is not given.
+    names : (str, str), optional
+        A's and B's names in the result and its messages; default :func:`default_names`.
+    common : bool
+        Compare on the scenarios both folders have, and list the others
+        (:attr:`Comparison.only_in`), instead of refusing folders of different scenarios.
 
     Returns
     -------
@@ -233,25 +786,40 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
 
     Raises
     ------
+    ScenarioMismatchError
+        Scenarios that do not match (without ``common``), or no scenario in common.
     InputError
-        Missing folder or file, a bad line, results of different modes, or scenarios that
-        do not match.
+        Missing folder or file, a bad line, a bad option, results scored differently
+        (:func:`check_scored_alike`: mode, confidence, policy), or a scenario whose label
+        differs between the folders.
     """
-    check_difference_options(confidence, n_boot, interval)
-    names = (str(a_dir), str(b_dir))
+    check_difference_options(confidence, n_boot, interval, rho)
+    names = default_names(a_dir, b_dir) if names is None else _check_names(names)
+    source = f"{a_dir} vs {b_dir}"
     (a, summary_a), (b, summary_b) = read_scored(a_dir), read_scored(b_dir)
-    mode_a, mode_b = summary_a.get("mode", "record"), summary_b.get("mode", "record")
-    if mode_a != mode_b:
-        raise InputError(f"{names[0]} was scored in mode {mode_a!r} and {names[1]} in mode "
-                         f"{mode_b!r}; results of the two modes are never compared",
-                         source=f"{names[0]} vs {names[1]}")
-    match_scenarios(a, b, names)
+    notes = check_scored_alike(summary_a, summary_b, names, source=source)
+    try:
+        only_in = match_scenarios(a, b, names, common=common, source=source)
+    except ScenarioMismatchError as err:
+        if common or not err.shared:
+            raise
+        raise ScenarioMismatchError(f"{err.base}; common=True compares them on the {err.shared} scenarios both "
+                                    "have", only_in=err.only_in, shared=err.shared, base=err.base,
+                                    source=err.source) from None
+    if common:
+        shared = set(a["scenario_id"]) & set(b["scenario_id"])
+        a = a.loc[a["scenario_id"].isin(shared).to_numpy(bool)].reset_index(drop=True)
+        b = b.loc[b["scenario_id"].isin(shared).to_numpy(bool)].reset_index(drop=True)
     rng = np.random.default_rng(seed) if rng is None else rng
     paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=interval, rho=rho, rng=rng)
+    options = {"confidence": confidence, "n_boot": n_boot, "interval": interval, "rho": rho, "seed": seed,
+               "common": common, "names": list(names)}
     return Comparison(confidence=confidence, n_boot=n_boot, interval=interval, seed=seed,
                       differences=paired.differences,
                       disagreements=_disagreements(paired.summaries, paired.cases),
-                      scenarios=int(a["scenario_id"].nunique()), cases=paired.units)
+                      scenarios=int(a["scenario_id"].nunique()), cases=paired.units, names=names,
+                      common=common, only_in=only_in, notes=tuple(notes),
+                      provenance=_provenance((a_dir, b_dir), names, options))
 
 
 @dataclass(frozen=True)
@@ -315,6 +883,8 @@ def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n
     Returns
     -------
     PairedDifferences
+        Each difference with its p-value (:func:`inverted_p_value` of the chosen interval,
+        floored at :data:`P_FLOOR`, and for a bootstrap interval at ``1 / n_boot``).
     """
     bootstrap = interval.startswith("bootstrap")
     method = interval.removeprefix("bootstrap-") if bootstrap else "percentile"
@@ -353,5 +923,11 @@ def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n
             n_a=int(values[2]), n_b=int(values[3]), clusters=len(t), psi=psi,
             newcombe_ci=newcombe_paired_interval(values[0], rate_a.ci(), values[1], rate_b.ci(), psi),
             bootstrap_ci=boot[i], bootstrap_undefined=int(undefined[i]), interval=interval))
-    return PairedDifferences(differences=tuple(differences), summaries=summaries, cases=cases, units=len(units),
-                             bootstraps=tuple(boots))
+    paired = PairedDifferences(differences=tuple(differences), summaries=summaries, cases=cases, units=len(units),
+                               bootstraps=tuple(boots))
+    # a bootstrap interval's resamples resolve no p-value below 1 / n_boot (Davison & Hinkley 1997, chapter 4)
+    floor = max(P_FLOOR, 1.0 / n_boot) if bootstrap else P_FLOOR
+    tested = tuple(replace(d, p_value=inverted_p_value(lambda level, k=k: paired.interval_at(k, level), confidence,
+                                                       floor) if d.defined else math.nan)
+                   for k, d in enumerate(differences))
+    return replace(paired, differences=tested)

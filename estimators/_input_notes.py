@@ -16,7 +16,7 @@ import pandas as pd
 from ._vocabulary import RECORD
 
 __all__ = ["InputTally", "Counts", "broken_call_rules", "nothing_evaluated_notes", "escalation_call_note",
-           "HANDOFF_WORDS", "RULES"]
+           "HANDOFF_WORDS", "handoff_word", "RULES"]
 
 #: Parts of a tool name that suggest a hand-off to a person (matched case-insensitively).
 HANDOFF_WORDS = ("transfer", "human", "handoff", "hand_off", "escalat", "supervisor", "agent")
@@ -31,6 +31,15 @@ RULES = {"no_name": "a call with no name",
          "late_turn": "a call turn not below assistant_turns",
          "turn_back": "a call turn smaller than the one before",
          "no_turns": "assistant_turns not an integer in 1..100000"}
+
+
+def handoff_word(name) -> str | None:
+    """The first of :data:`HANDOFF_WORDS` in the tool name ``name`` (case-insensitively), or None.
+
+    A word found means the name suggests a hand-off to a person.
+    """
+    text = str(name).lower()
+    return next((word for word in HANDOFF_WORDS if word in text), None)
 
 
 class Counts:
@@ -148,7 +157,7 @@ def _fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
                 "correct them or give --labels FILE")
     if reason == "no_record":
         return ("the log has no tool record (tool_calls); --mode text scores the assistant's text instead "
-                "(a lower bound), or check --format")
+                "(p_u is then a lower bound; --validation corrects it), or check --format")
     if reason == "no_text":
         return ("no assistant text was read, so --mode text has nothing to judge; check --format, or score "
                 "the tool record (--mode record)")
@@ -195,7 +204,7 @@ def escalation_call_note(tally: InputTally) -> str | None:
     called = ", ".join(f"{name} {count}" for name, count in list(tally.tools.items())[:_SHOWN_TOOLS])
     more = " ..." if len(tally.tools) > _SHOWN_TOOLS or tally.other_tools else ""
     note = f"no call of an escalation tool ({tools}) was read; the log calls {called}{more}"
-    handoffs = [name for name in tally.tools if any(word in str(name).lower() for word in HANDOFF_WORDS)]
+    handoffs = [name for name in tally.tools if handoff_word(name)]
     if handoffs:
         one = len(handoffs) == 1
         note += (f"; {', '.join(handoffs[:_SHOWN_TOOLS])} "

@@ -36,7 +36,6 @@ comparisons. *Journal of Computational and Graphical Statistics* 13(2), 456-466.
 from __future__ import annotations
 
 import math
-import warnings
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,9 +47,8 @@ import orjson
 import pandas as pd
 
 from ._aggregate import summarise
-from ._bootstrap import DegenerateIntervalWarning
 from ._clustered import DEFAULT_INTERVAL
-from ._compare import (MetricDifference, check_difference_options, difference_warnings, match_scenarios,
+from ._compare import (P_FLOOR, MetricDifference, check_difference_options, difference_warnings, match_scenarios,
                        paired_differences)
 from ._errors import InputError
 from ._summary import Summary
@@ -65,9 +63,6 @@ _FIELDS = {"p_u": "under", "p_o": "over", "pi": "paired"}
 _HIGHER_IS_BETTER = {"p_u": False, "p_o": False, "pi": True}
 _COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "u", "o", "cause",
             "reason", "unmarked_tools")
-#: p-values of the inverted intervals are found between these bounds (below: reported as the floor).
-P_FLOOR = 1e-12
-_BISECTIONS = 24
 _DIFFERENCE_COLUMNS = ("a", "b", "metric", "a_value", "b_value", "difference", "low", "high", "newcombe_low",
                        "newcombe_high", "bootstrap_low", "bootstrap_high", "p_value", "p_holm", "verdict", "n_a",
                        "n_b", "clusters", "psi", "bootstrap_undefined")
@@ -507,36 +502,6 @@ def _shared(frames: dict[str, pd.DataFrame], sources: dict[str, str]):
     return shared, notes
 
 
-def _inverted_p(interval_at, confidence: float, floor: float) -> float:
-    """The smallest ``alpha`` whose ``1 - alpha`` interval leaves out 0 (test inversion).
-
-    Bisection on ``log alpha`` between ``floor`` and ``1 - floor``, split first at the
-    reported level ``confidence``, so that ``p <= 1 - confidence`` exactly when the reported
-    interval leaves out 0. The intervals nest as the level grows (Wilson limits do, so do
-    Newcombe's built from them and the bootstrap's quantiles), so the levels whose interval
-    leaves out 0 form one range; the p-value is found to a relative precision of about 1e-6.
-    """
-    def leaves_out_zero(level: float) -> bool:
-        low, high = interval_at(level)
-        return low > 0.0 or high < 0.0
-
-    lo, hi = math.log(floor), math.log1p(-floor)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateIntervalWarning)
-        if leaves_out_zero(confidence):
-            hi = math.log1p(-confidence)
-            if leaves_out_zero(1.0 - floor):
-                return floor
-        else:
-            lo = math.log1p(-confidence)
-            if not leaves_out_zero(floor):
-                return 1.0
-        for _ in range(_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if leaves_out_zero(-math.expm1(mid)) else (mid, hi)
-    return math.exp(hi)
-
-
 def _rank_key(item):
     index, summary = item
     pi, p_u = summary.paired.pi, summary.under.rate
@@ -592,19 +557,16 @@ def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95,
     summaries = {name: summarise(shared[name], confidence=confidence, interval=interval, seed=seed) for name in names}
     order = [names[i] for i, _ in sorted(enumerate(summaries[n] for n in names), key=_rank_key)]
 
-    # a bootstrap interval's resamples resolve no p-value below 1 / n_boot (Davison & Hinkley 1997, chapter 4)
-    floor = max(P_FLOOR, 1.0 / n_boot) if interval.startswith("bootstrap") else P_FLOOR
+    # each difference's p-value inverts its chosen interval (estimators._compare.inverted_p_value, the one
+    # compare prints), floored at P_FLOOR, and for a bootstrap interval at 1 / n_boot
     verdicts, units = [], []
     for i, a in enumerate(order):
         for b in order[i + 1:]:
             paired = paired_differences(shared[a], shared[b], confidence=confidence, n_boot=n_boot,
                                         interval=interval, rho=None, rng=np.random.default_rng(seed))
             units.append(paired.units)
-            for k, diff in enumerate(paired.differences):
-                defined = all(math.isfinite(x) for x in diff.ci)
-                p = (_inverted_p(lambda level, k=k: paired.interval_at(k, level), confidence, floor)
-                     if defined else math.nan)
-                verdicts.append((a, b, diff, p))
+            for diff in paired.differences:
+                verdicts.append((a, b, diff, diff.p_value))
     adjusted = np.full(len(verdicts), np.nan)
     for figure in FIGURES:
         rows = [r for r, v in enumerate(verdicts) if v[2].metric == figure]

@@ -1,6 +1,7 @@
 """Per-turn cells and the ``conversations.jsonl`` / ``summary.json`` files (SPEC sections 3, 7)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from functools import lru_cache
@@ -12,7 +13,8 @@ import pandas as pd
 
 from ._vocabulary import ESC
 
-__all__ = ["cells", "conversation_lines", "write_atomic", "write_outputs", "LINE_FIELDS"]
+__all__ = ["cells", "conversation_lines", "write_atomic", "write_outputs", "LINE_FIELDS", "temporary_file",
+           "output_folder"]
 
 LINE_FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
                "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
@@ -64,14 +66,34 @@ def conversation_lines(results: pd.DataFrame, *, extra: dict | None = None):
         yield head[:-1] + b',"cells":' + body + b"}\n"
 
 
+def _file_mode() -> int:
+    """The mode a new file gets from ``open()`` under the current umask (0644 under 022)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def temporary_file(path) -> tuple[int, Path]:
+    """A new hidden temporary file beside ``path``, to be renamed onto it: ``(fd, temporary path)``.
+
+    :func:`tempfile.mkstemp` makes the file ``-rw-------``; it gets the mode that ``open()``
+    would give it under the umask, so a renamed output is as readable as any other file.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, _file_mode())
+    return fd, Path(tmp)
+
+
 def write_atomic(path, data: bytes | str | None = None, *, chunks=None) -> None:
     """Write ``data`` (or an iterable of byte ``chunks``) to a temporary file, then rename it.
 
-    A killed run never leaves a half-written file under the final name.
+    A killed run never leaves a half-written file under the final name; the file's mode
+    respects the umask (:func:`temporary_file`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temporary_file(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             if data is not None:
@@ -80,7 +102,37 @@ def write_atomic(path, data: bytes | str | None = None, *, chunks=None) -> None:
                 handle.write(chunk)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def output_folder(path):
+    """Create the folder ``path`` (and its missing parents) for a run; on failure, remove what it created.
+
+    A run that stops with an error (or is interrupted) leaves no empty folder behind: each
+    folder this made is removed again if it is still empty. A folder that existed before,
+    or holds files (a study's finished cells, kept for ``--resume``), stays.
+
+    Yields
+    ------
+    pathlib.Path
+    """
+    path = Path(path)
+    made = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        made.append(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        yield path
+    except BaseException:
+        for folder in made:  # innermost first
+            try:
+                folder.rmdir()
+            except OSError:  # not empty, or gone: keep what holds something
+                break
         raise
 
 

@@ -1,6 +1,7 @@
-"""Score a file end to end, in bounded memory: read in chunks, score, write, summarise.
+"""Score logs end to end, in bounded memory: read in chunks, score, write, summarise.
 
-This is what ``escalation score`` runs (SPEC section 7). Canonical JSONL is streamed in
+This is what ``escalation score`` runs (SPEC section 7), on the logs that
+:func:`estimators._inputs.log_inputs` finds (files, folders, standard input). Canonical JSONL is streamed in
 chunks; the other formats are read whole by their reader (their files are small), then
 scored in the same chunks. ``conversations.jsonl`` is written to a temporary file as the
 chunks are scored and renamed only when the whole input was read without error, so a bad
@@ -16,16 +17,21 @@ from __future__ import annotations
 
 import gc
 import os
-import tempfile
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pandas as pd
 
 from ._aggregate import SummaryAccumulator
-from ._output import conversation_lines, write_atomic
+from ._output import conversation_lines, temporary_file, write_atomic
 from ._arrow import iter_records
 from ._clustered import DEFAULT_INTERVAL, check_interval_method
+from ._errors import InputError
+from ._inputs import log_inputs
+from ._keys import key_hashes
 from ._records import Records
 from ._vectorised import score_records
 from ._vocabulary import RECORD, TEXT, check_mode
@@ -36,16 +42,18 @@ __all__ = ["score_file"]
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
                out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
-               interval: str = DEFAULT_INTERVAL, seed: int = 0):
-    """Score every conversation of a log file and summarise it (SPEC sections 3 to 7).
+               interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None):
+    """Score every conversation of one or several logs and summarise them (SPEC sections 3 to 7).
 
     Parameters
     ----------
-    path : path-like
-        The records (canonical JSONL or a supported log format).
+    path : path-like or sequence of path-like
+        The logs: files (canonical JSONL or a supported log format), folders of logs, or
+        ``-`` for standard input (:func:`estimators._inputs.log_inputs`). Several logs are
+        scored as one input of one format; their conversations must not repeat a key.
     policy : Policy
     format : str
-        ``auto`` or a format name of SPEC section 7.
+        ``auto`` (detected log by log; all must agree) or a format name of SPEC section 7.
     labels : Labels, optional
         Labels that replace or fill those of the records.
     mode : {"record", "text"}
@@ -62,45 +70,172 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         inspect logs: an ``ApprovalEvent`` with decision ``escalate`` is an escalation call.
     progress : callable, optional
         Called with the number of input bytes read since its last call.
+    provenance : dict, optional
+        Facts the caller knows (the labels and plan files, the command's options), added to
+        the summary's ``provenance`` beside what this function records: the logs read (path,
+        size, SHA-256), the format, the policy (its file, contents and
+        :meth:`~estimators.Policy.fingerprint`), the options of the measurement, the version
+        and the time.
 
     Returns
     -------
     summary : Summary
     format : str
         The format that was read.
+
+    Raises
+    ------
+    InputError
+        For input that cannot be read (naming the log, and the line or field), logs of
+        different formats, or a key repeated within a log or across logs.
     """
     mode = check_mode(mode)
-    if format == "auto":
-        from .readers import detect_format
-        format = detect_format(path)
-    if format == "jsonl":
-        chunks = iter_records(path, chunk_size=chunk_size, messages=mode == TEXT, labels=labels, progress=progress)
-    else:
-        chunks = _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation)
     design = {"confidence": confidence, "rho": rho, "interval": check_interval_method(interval), "seed": seed}
-    return _score_chunks(chunks, format, policy, mode=mode, judge=judge, design=design, plan=plan, out_dir=out_dir)
+    with log_inputs(path) as inputs:
+        try:
+            formats = [format if format != "auto" else _detect(log.path) for log in inputs.logs]
+            if len(set(formats)) > 1:
+                other = next(i for i, f in enumerate(formats) if f != formats[0])
+                raise InputError(f"the logs are of different formats: {inputs.logs[0].name} is {formats[0]}, "
+                                 f"{inputs.logs[other].name} is {formats[other]}; score each format apart, or "
+                                 "name the format with --format")
+            used = formats[0]
+            chunks = _chunks(inputs.logs, used, policy, labels, mode, chunk_size, progress, approval_escalation)
+            summary, _ = _score_chunks(chunks, used, policy, mode=mode, judge=judge, design=design, plan=plan,
+                                       out_dir=out_dir,
+                                       provenance=lambda: _provenance(inputs, used, policy, mode, design,
+                                                                      approval_escalation, provenance))
+        except InputError as err:
+            raise inputs.rename(err) from None
+    return summary, used
 
 
-def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation):
+def _detect(path) -> str:
+    from .readers import detect_format
+    return detect_format(path)
+
+
+def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_escalation):
+    """Record chunks of every log in order; a key repeated across logs stops at the end of the later log."""
+    keys = _KeysAcrossLogs() if len(logs) > 1 else None  # one log checks its own keys
+    for log in logs:
+        if format == "jsonl":
+            chunks = iter_records(log.path, chunk_size=chunk_size, messages=mode == TEXT, labels=labels,
+                                  progress=progress)
+        else:
+            chunks = _read_whole(log.path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
+                                 qualify_ids=keys is not None)
+        for records in chunks:
+            if keys is not None:
+                keys.add(records)
+            yield records
+        if keys is not None:
+            keys.end_of(log, lambda log=log: _conversations_again(log.path, format, policy, labels,
+                                                               approval_escalation))
+
+
+def _conversations_again(path, format, policy, labels, approval_escalation):
+    """The ``conversations`` tables of a log read a second time (to confirm a repeated key)."""
+    chunks = iter_records(path, messages=False, labels=labels) if format == "jsonl" else \
+        _read_whole(path, format, policy, labels, RECORD, 50_000, None, approval_escalation, qualify_ids=True)
+    for records in chunks:
+        yield records.conversations
+
+
+class _KeysAcrossLogs:
+    """The key rule of SPEC section 6 across logs scored together (each log checks its own keys).
+
+    Holds the 64-bit hashes of each log's keys (:func:`estimators._keys.key_hashes`); a hash
+    that a later log shares with an earlier one is confirmed on the keys themselves, read
+    again from both logs, so two keys that merely share a hash are never taken for a repeat.
+    """
+
+    def __init__(self):
+        self._logs = []  # (log, {field: sorted unique hashes}, reread)
+        self._current: dict[str, list[np.ndarray]] = {}
+
+    def add(self, records) -> None:
+        conv = records.conversations
+        hashes = key_hashes(conv["conversation_id"].tolist(), conv["case_id"].tolist(), conv["label"].tolist(),
+                            conv["replica"].to_numpy())
+        for name, (_, values) in hashes.items():
+            self._current.setdefault(name, []).append(values)
+
+    def end_of(self, log, reread) -> None:
+        mine = {name: np.unique(np.concatenate(parts)) for name, parts in self._current.items()}
+        self._current = {}
+        for earlier, theirs, reread_earlier in self._logs:
+            for name, values in mine.items():
+                shared = np.intersect1d(values, theirs.get(name, np.empty(0, np.int64)))
+                if shared.size:
+                    self._confirm(name, set(shared.tolist()), (earlier, reread_earlier), (log, reread))
+        self._logs.append((log, mine, reread))
+
+    @staticmethod
+    def _keys(name, wanted, reread) -> set:
+        found = set()
+        for conv in reread():
+            keys = key_hashes(conv["conversation_id"].tolist(), conv["case_id"].tolist(), conv["label"].tolist(),
+                              conv["replica"].to_numpy())
+            rows, values = keys[name]
+            ids = conv["conversation_id"].tolist()
+            for row, value in zip(rows.tolist(), values.tolist()):
+                if value in wanted:
+                    found.add(ids[row] if name == "conversation_id" else
+                              (conv["case_id"].iat[row], conv["label"].iat[row], int(conv["replica"].iat[row])))
+        return found
+
+    def _confirm(self, name, wanted, first, second) -> None:
+        both = sorted(self._keys(name, wanted, first[1]) & self._keys(name, wanted, second[1]), key=str)
+        if not both:
+            return  # a shared hash of different keys
+        what = (f"conversation_id {both[0]!r}" if name == "conversation_id" else
+                "(case_id, label, replica) ({!r}, {!r}, {})".format(*both[0]))
+        raise InputError(f"{what} is in {first[0].name} and in {second[0].name}: the logs scored together are "
+                         "one input, whose keys must be unique (SPEC section 6; a chat file without "
+                         "conversation_id numbers its lines line-1, line-2, ... on its own)", source=second[0].name,
+                         field=name)
+
+
+def _provenance(inputs, used, policy, mode, design, approval_escalation, extra) -> dict:
+    """``summary.json`` ``provenance``: what the summary was computed from (see :func:`score_file`)."""
+    from escalation import __version__
+
+    facts = {"escalation": __version__,
+             "created": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+             "inputs": [log.describe() for log in inputs.logs], "skipped": list(inputs.skipped), "format": used,
+             "policy": {"path": policy.source, "sha256": policy.fingerprint(),
+                        "contents": {k: v for k, v in policy.to_dict().items() if k != "name"}},
+             "labels": None, "plan": None,
+             "options": {"mode": mode, **design, "approval_escalation": approval_escalation}}
+    for key, value in (extra or {}).items():
+        facts[key] = {**facts[key], **value} if isinstance(facts.get(key), dict) and isinstance(value, dict) \
+            else value
+    return facts
+
+
+def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, *,
+                qualify_ids=False):
     """Records chunk by chunk of a log that :func:`estimators.readers.read_conversations` reads
     whole (their files are small); it applies the labels and checks the keys itself."""
     from .readers import read_conversations
     conversations, _ = read_conversations(path, format=format, labels=labels, policy=policy,
-                                          approval_escalation=approval_escalation)
-    if progress:
+                                          approval_escalation=approval_escalation,
+                                          qualify_ids=qualify_ids and format == "inspect")
+    if progress and Path(path).is_file():
         progress(os.path.getsize(path))
     for start in range(0, len(conversations), chunk_size):
         yield Records.from_conversations(conversations[start:start + chunk_size], messages=mode == TEXT)
 
 
-def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir):
+def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None):
     """Score record chunks, write ``conversations.jsonl`` and count them as they come, then summarise."""
     accumulator = SummaryAccumulator(plan=plan, policy=policy)
     tmp = None
     if out_dir is not None:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".conversations.jsonl.", suffix=".tmp", dir=out_dir)
+        fd, tmp = temporary_file(out_dir / "conversations.jsonl")
         handle = os.fdopen(fd, "wb")
     try:
         for records in chunks:
@@ -115,6 +250,8 @@ def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out
         if tmp is not None:
             handle.close()
         summary = accumulator.summary(mode=mode, **design)
+        if provenance is not None:
+            summary = replace(summary, provenance=provenance())
         if out_dir is not None:
             write_atomic(out_dir / "summary.json",
                          orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")

@@ -1,6 +1,7 @@
 """The policy: which tools escalate, which only read, which ask for approval (SPEC section 2)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,8 @@ class Policy:
     approval_tools: frozenset[str] = field(default_factory=frozenset)
     gated_tools: frozenset[str] = field(default_factory=frozenset)
     name: str | None = None
+    #: The file it was read from (:func:`load_policy`); not part of the policy.
+    source: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         for key in _LISTS:
@@ -83,6 +86,12 @@ class Policy:
             out = {"name": self.name, **out}
         return out
 
+    def fingerprint(self) -> str:
+        """SHA-256 of the five tool lists (sorted, as JSON): equal for policies that measure alike,
+        whatever their file's format, order of names or ``name``."""
+        lists = {key: sorted(getattr(self, key)) for key in _LISTS}
+        return hashlib.sha256(json.dumps(lists, sort_keys=True).encode("utf-8")).hexdigest()
+
     def without_read_only_marks(self) -> "Policy":
         """This policy with an empty R: the look-up tools become unmarked (paper section 4, "Read-only marks")."""
         return replace(self, read_only_tools=frozenset())
@@ -123,4 +132,4 @@ def load_policy(path) -> Policy:
         line = getattr(err, "lineno", None)
         kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
         raise InputError(f"not valid {kind}: {getattr(err, 'msg', err)}", source=source, line=line) from None
-    return Policy.from_dict(data, source=source)
+    return replace(Policy.from_dict(data, source=source), source=source)

@@ -206,6 +206,8 @@ class Summary:
     unmarked_tools: dict
     rho_fixed: float | None = None
     tally: InputTally = field(default_factory=InputTally, repr=False, compare=False)
+    #: What the summary was computed from (:func:`estimators.score_file` fills it): written, never compared.
+    provenance: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def interval(self) -> str:
@@ -271,7 +273,8 @@ class Summary:
                 "interval": self.interval, "seed": self.under.seed, "rho_fixed": self.rho_fixed,
                 "under": self.under.to_dict(), "over": self.over.to_dict(), "paired": self.paired.to_dict(),
                 "base": self.base.to_dict(), "not_evaluated": self.not_evaluated.to_dict(),
-                "unmarked_tools": dict(self.unmarked_tools), "warnings": self.warnings}
+                "unmarked_tools": dict(self.unmarked_tools), "warnings": self.warnings,
+                **({"provenance": self.provenance} if self.provenance is not None else {})}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per figure: ``p_u``, ``p_o``, ``pi`` and the base figures, with intervals."""

@@ -6,7 +6,8 @@ that spawns a child seed per cell, so results do not depend on ``n_jobs`` or the
 
 The engine
 ==========
-run_cells, cell_seed, BACKENDS     one function per cell over a design grid, resumable
+run_cells, cell_seed, BACKENDS     one function per cell over a design grid, resumable (force: recompute)
+record_outputs                     a study's outputs, listed so that a forced run removes them
 
 The studies (each writes tables, figures and report.md into a folder)
 =====================================================================
@@ -22,7 +23,7 @@ MUTANTS, run_mutant, catching_cases, conversation_mismatches, subset_mismatches,
 """
 from ._coverage import DEFAULT_SEED as COVERAGE_SEED, METHODS as COVERAGE_METHODS, run_study as run_coverage_study
 from ._differences import DEFAULT_SEED as DIFFERENCES_SEED, run_study as run_differences_study
-from ._engine import BACKENDS, cell_seed, run_cells
+from ._engine import BACKENDS, cell_seed, record_outputs, run_cells
 from ._judges import DEFAULT_SEED as JUDGES_SEED, run_study as run_judges_study
 from ._mutants import MUTANTS, catching_cases, conversation_mismatches, run_mutant, subset_mismatches, summary_of
 from ._reproduce import (DEFAULT_SEED as REPRODUCE_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS,
@@ -31,7 +32,7 @@ from ._sample_size import DEFAULT_SEED as SAMPLE_SIZE_SEED, run_study as run_sam
 
 __all__ = [
     # the engine
-    "run_cells", "cell_seed", "BACKENDS",
+    "run_cells", "cell_seed", "BACKENDS", "record_outputs",
     # the studies
     "run_coverage_study", "COVERAGE_SEED", "COVERAGE_METHODS", "run_sample_size_study", "SAMPLE_SIZE_SEED",
     "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "reproduce", "REPRODUCE_SEED",

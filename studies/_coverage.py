@@ -64,7 +64,7 @@ from escalation.estimators import (INTERVAL_METHODS, WILSON_METHODS, DegenerateI
                                    clustered_interval, exact_coverage, exact_coverages)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import cluster_pmf
-from ._engine import cell_seed, run_cells
+from ._engine import cell_seed, record_outputs, run_cells
 from ._figure_files import save_figure
 from ._performance import binomial_mcse, interval_rows
 from ._tables import write_table
@@ -337,14 +337,16 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
 
 def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
-              scheduler: str | None = None) -> pd.DataFrame:
+              scheduler: str | None = None, force: bool = False) -> pd.DataFrame:
     """Run the coverage study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``coverage.csv`` (columns ``COLUMNS``, one row per
     cell and method; empty where not computable or not run), ``summary.csv`` and
     ``recommendation.csv`` (with Markdown copies), ``run.json``, the figures (PNG and PDF) and
     ``report.md``. Returns the coverage table. ``backend`` and ``scheduler`` choose where the
-    cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
+    cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`);
+    ``force`` recomputes into a folder that holds an earlier run (its cells and outputs are
+    removed first, :func:`studies._engine.run_cells`).
     """
     from escalation.figures import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
     from ._coverage_report import (aggregate, by_range, misses, recommendation, summary_by_method, summary_cells,
@@ -356,14 +358,16 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
              "confidence": CONFIDENCE, "chunk": CHUNK, "bootstrap_nsim_unequal": BOOTSTRAP_NSIM_UNEQUAL,
              "unequal_bootstrap_max_k": UNEQUAL_BOOTSTRAP_MAX_K}
     table = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
-                      backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts)
+                      backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts,
+                      force=force)
     coverage = table[list(COLUMNS)]
-    write_table(coverage, out_dir, "coverage", digits=6)
+    written = write_table(coverage, out_dir, "coverage", digits=6)
     cells = summary_cells(coverage)
     summary, advice = summary_by_method(cells), recommendation(cells)
-    write_table(summary, out_dir, "summary", "Coverage of each interval over every cell (exact where computable)",
-                digits=6)
-    write_table(advice, out_dir, "recommendation", "Which interval holds 95%, by scenarios and replicas", digits=6)
+    written += write_table(summary, out_dir, "summary",
+                           "Coverage of each interval over every cell (exact where computable)", digits=6)
+    written += write_table(advice, out_dir, "recommendation", "Which interval holds 95%, by scenarios and replicas",
+                           digits=6)
     figures = []
     for estimand in ESTIMANDS:
         part = cells[cells["estimand"] == estimand]
@@ -376,4 +380,5 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
     figures += save_figure(misses_by_method(misses(cells)), out_dir / "misses_by_method")
     write_report(coverage, out_dir / "report.md", seed=seed, figures=[f.name for f in figures if f.suffix == ".png"],
                  confidence=CONFIDENCE, n_resamples=N_RESAMPLES, design=design)
+    record_outputs(out_dir, [*written, *figures, out_dir / "report.md"])
     return coverage

@@ -71,7 +71,7 @@ from escalation.estimators import (ClusterBootstrapResult, DegenerateIntervalWar
                                    predictive_value_correction, rogan_gladen, write_atomic)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape
-from ._engine import run_cells
+from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._performance import binomial_mcse, interval_rows, mean
 from ._tables import markdown_table, write_table
@@ -551,14 +551,16 @@ _TITLES = {
 
 def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
-              scheduler: str | None = None) -> dict[str, pd.DataFrame]:
+              scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
     """Run the differences study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``run.json``, ``differences.csv`` and ``mode_b.csv``
     (one row per method and cell), the summary tables ``summary``, ``by_scenarios``,
     ``failures`` and ``recommendation`` (CSV and Markdown), the figures
     ``differences_coverage`` and ``mode_b_coverage`` (PNG and PDF) and ``report.md``. ``nsim``
-    replaces the data sets per cell of both parts. Returns the tables by name.
+    replaces the data sets per cell of both parts. Returns the tables by name. ``force``
+    recomputes into a folder that holds an earlier run (its cells and outputs are removed first,
+    :func:`studies._engine.run_cells`).
     """
     out_dir = Path(out_dir)
     design = build_design(smoke=smoke, nsim=nsim)
@@ -566,15 +568,17 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
              "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE, "bootstrap_batch": BOOTSTRAP_BATCH}
     clock = time.perf_counter()
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
-                     backend=backend, scheduler=scheduler, description="differences cells", run_facts=facts)
+                     backend=backend, scheduler=scheduler, description="differences cells", run_facts=facts,
+                     force=force)
     elapsed = time.perf_counter() - clock
     resumed = int(orjson.loads((out_dir / "run.json").read_bytes()).get("cells_resumed", 0))
     differences = long[long["part"] == "difference"].reset_index(drop=True)
     mode_b = long[long["part"] == "mode_b"].reset_index(drop=True)
     tables = summaries(differences, mode_b)
+    written = []
     for name, table in (("differences", differences[["cell", *DIFFERENCE_COLUMNS]]),
                         ("mode_b", mode_b[["cell", *MODE_B_COLUMNS]]), *tables.items()):
-        write_table(table, out_dir, name, _TITLES[name], digits=6)
+        written += write_table(table, out_dir, name, _TITLES[name], digits=6)
     from escalation.figures import difference_coverage, mode_b_coverage
     style = {"names": _NAMES, "colours": _COLOURS, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
     figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS, **style),
@@ -586,4 +590,5 @@ def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = No
                f"{1 - MAX_UNDEFINED:.0%} are defined)"), **style), out_dir / "mode_b_coverage")
     write_report(differences, mode_b, tables, out_dir / "report.md", seed=seed, elapsed=elapsed, smoke=smoke,
                  resumed=resumed, figures=[f.name for f in figures if f.suffix == ".png"])
+    record_outputs(out_dir, [*written, *figures, out_dir / "report.md"])
     return {"differences": differences, "mode_b": mode_b, **tables}

@@ -13,15 +13,27 @@ Where the cells run: ``backend="local"`` (joblib's loky processes on this machin
 
 Resume: each finished cell is written at once to ``OUT/cells/<cell>.json`` and the run's
 arguments to ``OUT/run-args.json``. A run into a folder that holds a run with the same arguments
-skips the cells already there; one with other arguments is refused. The table is always built
-from the cells as written (the JSON keeps floats exact, NaN included), so a resumed run gives the
-very table of an uninterrupted one. Every file is written to a temporary name and renamed.
+skips the cells already there; one with other arguments is refused, unless ``force=True``
+(``--force``): the earlier run's files are then removed and every cell is computed again. The
+table is always built from the cells as written (the JSON keeps floats exact, NaN included), so a
+resumed run gives the very table of an uninterrupted one. Every file is written to a temporary
+name and renamed.
+
+What the engine owns in ``OUT``: ``run-args.json``, ``design.csv``, ``run.json``, the cell files
+``cells/NNNNNN.json`` and the outputs a study lists in ``run.json`` with :func:`record_outputs`
+(its tables, figures and report). ``force`` removes those and nothing else: a file a person put in
+the folder stays.
+
+A failed run leaves no folder it created (:func:`escalation.estimators.output_folder`): when no
+cell finished, the files it wrote are removed and so are the folders it made. Once a cell has
+finished the folder stays, so the same command resumes it.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import time
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
@@ -35,9 +47,9 @@ from joblib import Parallel, delayed, parallel_config
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from escalation import __version__
-from escalation.estimators import InputError, write_atomic
+from escalation.estimators import InputError, output_folder, write_atomic
 
-__all__ = ["run_cells", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS"]
+__all__ = ["run_cells", "record_outputs", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS", "RUN_FACTS", "DESIGN"]
 
 CellFunction = Callable[[dict, np.random.SeedSequence], list[dict]]
 
@@ -47,6 +59,13 @@ BACKENDS = ("local", "dask")
 CELLS_DIR = "cells"
 #: The run's arguments, compared when a run resumes in the same folder.
 RUN_ARGS = "run-args.json"
+#: The run's facts (times, workers, cells resumed) and the outputs the study wrote.
+RUN_FACTS = "run.json"
+#: The design, one row per cell, written before the first cell runs.
+DESIGN = "design.csv"
+#: What tells the user how to go on when a folder holds another run.
+_WAYS_ON = ("run the same command with that run's arguments to resume it, add --force to recompute into this "
+            "folder (its earlier cells and outputs are removed), or give another --out folder")
 
 
 def cell_seed(seed: int, cell: int) -> np.random.SeedSequence:
@@ -71,6 +90,10 @@ def _cell_bytes(cell: int, results: list[dict]) -> bytes:
 
 def _cell_path(out_dir: Path, cell: int) -> Path:
     return out_dir / CELLS_DIR / f"{cell:06d}.json"
+
+
+#: The name of a cell file (:func:`_cell_path`).
+_CELL_NAME = re.compile(r"[0-9]{6,}\.json")
 
 
 def _finished_cell(path: Path, cell: int) -> list[dict] | None:
@@ -98,24 +121,89 @@ def _differences(held: dict, wanted: dict) -> str:
     return "; ".join(parts)
 
 
-def _claim_folder(out_dir: Path, arguments: dict) -> bool:
+def _claim_folder(out_dir: Path, arguments: dict, *, force: bool = False) -> bool:
     """Record the run's arguments in ``out_dir``; True when the folder holds a run to resume.
 
-    Raises :class:`InputError` when the folder holds a run with other arguments.
+    Raises :class:`InputError` when the folder holds a run with other arguments (or one whose
+    ``run-args.json`` cannot be read), unless ``force``: the earlier run is then removed
+    (:func:`_remove_run`) and the folder claimed afresh, also when its arguments are the same.
     """
     path = out_dir / RUN_ARGS
     try:
         held = orjson.loads(path.read_bytes())
     except FileNotFoundError:
-        write_atomic(path, orjson.dumps(arguments, option=orjson.OPT_INDENT_2) + b"\n")
-        return False
+        held = None
     except (OSError, orjson.JSONDecodeError) as err:
-        raise InputError(f"cannot read {RUN_ARGS} of the earlier run in this folder ({err}); give another "
-                         "--out folder", source=str(out_dir)) from None
-    if held != arguments:
-        raise InputError(f"holds a run with other arguments: {_differences(held, arguments)}; rerun with that "
-                         "run's arguments to resume it, or give another --out folder", source=str(out_dir))
-    return True
+        if not force:
+            raise InputError(f"cannot read {RUN_ARGS} of the earlier run in this folder ({err}); add --force to "
+                             "recompute into this folder, or give another --out folder", source=str(out_dir)) from None
+        held = {}
+    if held is not None and not force:
+        if held != arguments:
+            raise InputError(f"holds a run with other arguments: {_differences(held, arguments)}; {_WAYS_ON}",
+                             source=str(out_dir))
+        return True
+    if force:  # also without run-args.json: what a run left that the engine owns goes
+        _remove_run(out_dir)
+    write_atomic(path, orjson.dumps(arguments, option=orjson.OPT_INDENT_2) + b"\n")
+    return False
+
+
+def _owned_outputs(out_dir: Path) -> list[Path]:
+    """The outputs the study of the run in ``out_dir`` listed in ``run.json`` (files inside ``out_dir`` only)."""
+    try:
+        names = orjson.loads((out_dir / RUN_FACTS).read_bytes()).get("outputs", [])
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return []
+    root = out_dir.resolve()
+    owned = []
+    for name in names if isinstance(names, list) else []:
+        path = out_dir / str(name)
+        if path.resolve().parent == root and path.name not in ("", ".", ".."):
+            owned.append(path)
+    return owned
+
+
+def _remove_run(out_dir: Path) -> None:
+    """Remove what the engine owns of the run in ``out_dir`` (the module docstring), and nothing else.
+
+    The study's listed outputs and ``run.json`` first, then the cell files, ``cells/`` when it is
+    left empty, ``design.csv`` and last ``run-args.json``: a removal stopped half-way leaves a
+    folder that ``force`` clears again.
+    """
+    for path in [*_owned_outputs(out_dir), out_dir / RUN_FACTS]:
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+    folder = out_dir / CELLS_DIR
+    if folder.is_dir():
+        for path in folder.iterdir():
+            if _CELL_NAME.fullmatch(path.name) and path.is_file():
+                path.unlink()
+    _remove_claim(out_dir)
+
+
+def _remove_claim(out_dir: Path) -> None:
+    """Remove ``cells/`` if empty, ``design.csv`` and ``run-args.json``: a run that computed no cell undone."""
+    try:
+        (out_dir / CELLS_DIR).rmdir()
+    except OSError:  # absent, or holds something
+        pass
+    for name in (DESIGN, RUN_ARGS):
+        (out_dir / name).unlink(missing_ok=True)
+
+
+def record_outputs(out_dir: str | Path, paths) -> None:
+    """List the files a study wrote into ``out_dir`` after its cells in ``run.json`` (key ``outputs``).
+
+    They become the engine's: a later run with ``force=True`` removes them with the cells, so a
+    recomputed folder holds no output of the earlier run. Call it once the outputs are written,
+    with every path (each inside ``out_dir``).
+    """
+    out_dir = Path(out_dir)
+    names = sorted({Path(p).name for p in paths if Path(p).resolve().parent == out_dir.resolve()})
+    facts = orjson.loads((out_dir / RUN_FACTS).read_bytes())
+    facts["outputs"] = names
+    write_atomic(out_dir / RUN_FACTS, orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
 
 
 @contextmanager
@@ -153,7 +241,7 @@ def _workers(backend: str, scheduler: str | None, n_jobs: int) -> Iterator[dict]
 
 def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs: int = 1,
               out_dir: str | Path, progress: bool = True, backend: str = "local", scheduler: str | None = None,
-              description: str = "cells", run_facts: dict | None = None) -> pd.DataFrame:
+              description: str = "cells", run_facts: dict | None = None, force: bool = False) -> pd.DataFrame:
     """Run every design cell through ``cell_fn`` in parallel and collect a long table.
 
     Parameters
@@ -172,7 +260,9 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
         Folder for ``design.csv`` (written before the run starts, with a ``cell`` column),
         ``run-args.json`` (what the results depend on: seed, ``run_facts``, the design, the cell
         function, the version), ``cells/`` (one file per finished cell) and ``run.json`` (also
-        start and end time, elapsed seconds, n_jobs, backend, cells resumed).
+        start and end time, elapsed seconds, n_jobs, backend, cells resumed, and the study's
+        ``outputs``, :func:`record_outputs`). Created with its missing parents if missing; a run
+        that fails before any cell finished removes what it created.
     progress : bool
         Show a rich progress bar over cells.
     backend : {"local", "dask"}
@@ -184,6 +274,10 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
     run_facts : dict, optional
         Facts that decide the results besides the seed and the design (e.g. the study name and
         size); recorded in ``run-args.json`` and ``run.json``.
+    force : bool
+        Recompute into a folder that holds an earlier run, with other arguments or the same: the
+        files the engine owns of that run are removed first (the module docstring), every other
+        file stays.
 
     Returns
     -------
@@ -194,14 +288,13 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
     Raises
     ------
     InputError
-        When ``out_dir`` holds a run with other arguments.
+        When ``out_dir`` holds a run with other arguments and ``force`` is false.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if scheduler is not None and backend != "dask":
         raise ValueError("a scheduler address needs backend='dask'")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     design = design.reset_index(drop=True)
     design.insert(0, "cell", np.arange(len(design)))
     design_csv = design.to_csv(index=False)
@@ -209,8 +302,25 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
         "seed": seed, **(run_facts or {}), "cell_function": f"{cell_fn.__module__}.{cell_fn.__qualname__}",
         "version": __version__, "cells": len(design),
         "design_sha256": hashlib.sha256(design_csv.encode("utf-8")).hexdigest()}, option=orjson.OPT_SERIALIZE_NUMPY))
-    resuming = _claim_folder(out_dir, arguments)
-    write_atomic(out_dir / "design.csv", design_csv)
+    with output_folder(out_dir):
+        resuming = _claim_folder(out_dir, arguments, force=force)
+        computed: list[int] = []
+        try:
+            return _run_claimed(out_dir, design, design_csv, cell_fn, seed=seed, n_jobs=n_jobs, progress=progress,
+                                backend=backend, scheduler=scheduler, description=description,
+                                run_facts=run_facts, resuming=resuming, computed=computed)
+        except BaseException:
+            if not resuming and not computed:  # nothing to resume: leave the folder as it was
+                _remove_claim(out_dir)
+            raise
+
+
+def _run_claimed(out_dir: Path, design: pd.DataFrame, design_csv: str, cell_fn: CellFunction, *, seed: int,
+                 n_jobs: int, progress: bool, backend: str, scheduler: str | None, description: str,
+                 run_facts: dict | None, resuming: bool, computed: list[int]) -> pd.DataFrame:
+    """:func:`run_cells` in a claimed folder; appends to ``computed`` each cell it writes."""
+    outputs = [path.name for path in _owned_outputs(out_dir)] if resuming else []
+    write_atomic(out_dir / DESIGN, design_csv)
     rows = design.to_dict(orient="records")
     results: list[list[dict] | None] = [None] * len(rows)
     if resuming:
@@ -234,13 +344,15 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
             for i, cell_results in parallel(delayed(indexed)(i, rows[i]) for i in todo):
                 data = _cell_bytes(i, cell_results)
                 write_atomic(_cell_path(out_dir, i), data)
+                computed.append(i)
                 results[i] = json.loads(data)["results"]  # the table is read from what was written
                 bar.advance(task)
     finished = datetime.now(timezone.utc)
     facts = {"seed": seed, "version": __version__, "started": started.isoformat(timespec="seconds"),
              "finished": finished.isoformat(timespec="seconds"),
              "elapsed_seconds": round(time.perf_counter() - clock, 3), "n_jobs": n_jobs, "backend": backend,
-             "scheduler": scheduler, "cells": len(rows), "cells_resumed": resumed, **(run_facts or {})}
-    write_atomic(out_dir / "run.json", orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+             "scheduler": scheduler, "cells": len(rows), "cells_resumed": resumed, **(run_facts or {}),
+             "outputs": outputs}
+    write_atomic(out_dir / RUN_FACTS, orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     table = [{**row, **result} for row, cell_results in zip(rows, results) for result in cell_results]
     return pd.DataFrame(table)

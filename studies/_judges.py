@@ -28,6 +28,7 @@ ADEMP (Morris, White & Crowther 2019):
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ import pandas as pd
 from escalation.estimators import write_atomic
 from escalation.simulate import JUDGE_CALIBRATION
 from . import _judges_calibration, _judges_causes, _judges_doubt, _read_only, _without_record
-from ._engine import run_cells
+from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._tables import write_table
 
@@ -49,16 +50,16 @@ PARTS = {"calibration": _judges_calibration, "doubt": _judges_doubt, "mode_b": _
 TITLES = {name: title for part in PARTS.values() for name, title in part.TITLES.items()}
 
 
-def design_grid(*, smoke: bool = False, reps: int | None = None) -> pd.DataFrame:
+def design_grid(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame:
     """The study's cells (written to ``design.csv`` before the run).
 
     ``part`` says what a cell measures: ``calibration`` (language x pairs per language),
     ``doubt`` (language), ``mode_b`` (fake-escalation rate), ``read_only`` (profile) and
-    ``causes`` (profile). ``reps`` data sets per calibration, mode B and read-only cell (default
-    200; 20 with ``smoke``, which also uses fewer pairs, rates and cases); a doubt or causes cell
-    is one sample of ``cases`` cases (``reps`` 1).
+    ``causes`` (profile). ``nsim`` data sets per calibration, mode B and read-only cell (default
+    200; 20 with ``smoke``, which also uses fewer pairs, rates and cases), in the column ``reps``;
+    a doubt or causes cell is one sample of ``cases`` cases (``reps`` 1).
     """
-    reps = int(reps if reps is not None else (20 if smoke else 200))
+    reps = int(nsim if nsim is not None else (20 if smoke else 200))
     rows = [row for part in PARTS.values() for row in part.design_rows(smoke=smoke)]
     columns = ["part", "language", "pairs", "fake_rate", "profile", "cases"]
     design = pd.DataFrame(rows, columns=columns)
@@ -84,7 +85,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     languages = tables["calibration_detail"]["language"].unique()
     curves = ", ".join(f"`{lang}` {JUDGE_CALIBRATION[lang]}" for lang in languages if lang in JUDGE_CALIBRATION)
     lines = ["# Judges and the calibration study: report\n",
-             f"Seed {facts['seed']}, {facts['reps']} data sets per calibration, mode B and read-only cell; one "
+             f"Seed {facts['seed']}, {facts['nsim']} data sets per calibration, mode B and read-only cell; one "
              f"sample per doubt and cause cell (design.csv, run.json). The per-turn "
              f"judge sees only the instructions and the user's messages; its probabilities never change u, o "
              f"or pi. The simulated judge's calibration curves (logit shift, slope): {curves}; (0, 1) is "
@@ -97,24 +98,34 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     write_atomic(path, "\n".join(lines) + "\n")
 
 
-def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, reps: int | None = None,
-              progress: bool = True, backend: str = "local", scheduler: str | None = None) -> dict[str, pd.DataFrame]:
+def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, nsim: int | None = None,
+              progress: bool = True, backend: str = "local", scheduler: str | None = None, force: bool = False,
+              reps: int | None = None) -> dict[str, pd.DataFrame]:
     """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures and
-    ``report.md``. Every table is identical for any ``n_jobs`` and ``backend``; a stopped run resumes
-    in the same folder (:func:`escalation.studies.run_cells`)."""
+    ``report.md``. ``nsim``: data sets per calibration, mode B and read-only cell (default 200; 20
+    with ``smoke``); ``reps`` is its old name, still accepted with a :class:`DeprecationWarning`.
+    Every table is identical for any ``n_jobs`` and ``backend``; a stopped run resumes in the same
+    folder (:func:`escalation.studies.run_cells`); ``force`` recomputes into a folder that holds an
+    earlier run (its cells and outputs are removed first)."""
     from escalation.figures import plot_calibration_bias, plot_mode_b, plot_reliability
+    if reps is not None:
+        if nsim is not None:
+            raise TypeError("give nsim only (reps is its old name)")
+        warnings.warn("run_study(reps=) is now run_study(nsim=)", DeprecationWarning, stacklevel=2)
+        nsim = reps
     out_dir = Path(out_dir)
-    design = design_grid(smoke=smoke, reps=reps)
-    facts = {"study": "judges", "smoke": smoke, "reps": int(design["reps"].max())}
+    design = design_grid(smoke=smoke, nsim=nsim)
+    facts = {"study": "judges", "smoke": smoke, "nsim": int(design["reps"].max())}
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="judges and calibration",
-                     run_facts=facts)
-    write_table(long, out_dir, "results")
+                     run_facts=facts, force=force)
+    written = write_table(long, out_dir, "results")
     tables = summarise(long)
     for name, table in tables.items():
-        write_table(table, out_dir, name, TITLES[name])
-    save_figure(plot_reliability(tables["reliability"]), out_dir / "reliability")
-    save_figure(plot_calibration_bias(tables["calibration_detail"]), out_dir / "calibration_bias")
-    save_figure(plot_mode_b(tables["mode_b_methods"]), out_dir / "mode_b")
+        written += write_table(table, out_dir, name, TITLES[name])
+    written += save_figure(plot_reliability(tables["reliability"]), out_dir / "reliability")
+    written += save_figure(plot_calibration_bias(tables["calibration_detail"]), out_dir / "calibration_bias")
+    written += save_figure(plot_mode_b(tables["mode_b_methods"]), out_dir / "mode_b")
     write_report(tables, out_dir / "report.md", facts={"seed": seed, **facts})
+    record_outputs(out_dir, [*written, out_dir / "report.md"])
     return {"results": long, **tables}

@@ -36,7 +36,7 @@ from escalation import __version__
 from escalation.estimators import (PhraseJudge, Records, load_conformance_set, score_records, summarise,
                                    write_atomic)
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
-from ._engine import run_cells
+from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._mutants import catching_cases
 from ._performance import binomial_mcse
@@ -360,7 +360,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
 
 def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
               expected_pairs: int | None = None, progress: bool = True, backend: str = "local",
-              scheduler: str | None = None) -> dict[str, pd.DataFrame]:
+              scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
     """Run the reproduction and write its tables, figures and ``report.md`` to ``out_dir``.
 
     Parameters
@@ -380,6 +380,9 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     backend, scheduler : str
         Where the cells run (``"local"`` or ``"dask"``, and a Dask scheduler address); a
         stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
+    force : bool
+        Recompute into a folder that holds an earlier run (its cells and outputs are removed
+        first; every other file stays).
 
     Returns
     -------
@@ -395,15 +398,17 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     facts = {"study": "reproduce", "smoke": smoke, "expected_pairs": pairs, "paper_cases": PAPER_CASES}
     results = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                         backend=backend, scheduler=scheduler, description="simulating and scoring",
-                        run_facts=facts)
+                        run_facts=facts, force=force)
     cells_seconds = time.perf_counter() - clock
     tables = build_tables(results)
+    written = []
     for name, table in tables.items():
-        write_table(table, out_dir, name, TABLE_TITLES[name])
-    save_figure(plot_profiles(tables["rates"]), out_dir / "profiles")
-    save_figure(plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"]),
+        written += write_table(table, out_dir, name, TABLE_TITLES[name])
+    written += save_figure(plot_profiles(tables["rates"]), out_dir / "profiles")
+    written += save_figure(plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"]),
                 out_dir / "record_vs_text")
     write_report(tables, out_dir / "report.md",
                  facts={**facts, "seed": seed, "n_jobs": n_jobs, "version": __version__,
                         "cells_seconds": cells_seconds, "elapsed_seconds": time.perf_counter() - clock})
+    record_outputs(out_dir, [*written, out_dir / "report.md"])
     return {**tables, "results": results}

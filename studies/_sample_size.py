@@ -50,7 +50,7 @@ from escalation.estimators import (cluster_design, clustered_interval, critical_
                                    write_atomic, z_value)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape, cluster_pmf
-from ._engine import run_cells
+from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._performance import interval_rows, mean, median, share
 from ._tables import write_table
@@ -657,7 +657,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
 
 def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
               nsim: int | None = None, progress: bool = True, backend: str = "local",
-              scheduler: str | None = None) -> dict[str, pd.DataFrame]:
+              scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
     """Run the sample-size study and write its tables (CSV + Markdown) and figures.
 
     Writes ``design.csv`` and ``run.json`` (:func:`studies._engine.run_cells`),
@@ -665,15 +665,17 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     ``intervals.*``, ``power.*`` and ``size.*`` (the checks), ``scenarios_grid.*``,
     ``scenarios_by_replicas.*`` and ``scenarios_by_size_cv.*`` (plans), and the figures of
     :mod:`figures.sample_size`. The tables are identical for any ``n_jobs`` and ``backend``; a
-    stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
+    stopped run resumes in the same folder (:func:`studies._engine.run_cells`); ``force``
+    recomputes into a folder that holds an earlier run (its cells and outputs are removed first).
     """
     from escalation.figures import plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas, plot_scenarios_grid
     out_dir = Path(out_dir)
     design = design_grid(smoke=smoke, nsim=nsim)
     facts = {"study": "sample-size", "smoke": smoke, "nsim": int(design["nsim"].iloc[0])}
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
-                     backend=backend, scheduler=scheduler, description="sample-size plans", run_facts=facts)
-    write_table(long, out_dir, "validation")
+                     backend=backend, scheduler=scheduler, description="sample-size plans", run_facts=facts,
+                     force=force)
+    written = write_table(long, out_dir, "validation")
     tables = {**planning_tables(), **summarise_validation(long)}
     titles = {"scenarios_grid": "Scenarios K for h = 0.05, m = 5, 95% (Wilson-Kish and normal rule)",
               "scenarios_by_replicas": "Scenarios K against replicas m (p = 0.1, h = 0.05) and the floor",
@@ -683,15 +685,17 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
               "power": "Realised power of each power plan, every test",
               "size": "Rejection rate of each test under the null (size)"}
     for name, table in tables.items():
-        write_table(table, out_dir, name, titles[name])
-    save_figure(plot_scenarios_grid(tables["scenarios_grid"]), out_dir / "scenarios_grid")
-    save_figure(plot_scenarios_by_replicas(tables["scenarios_by_replicas"]), out_dir / "scenarios_by_replicas")
+        written += write_table(table, out_dir, name, titles[name])
+    written += save_figure(plot_scenarios_grid(tables["scenarios_grid"]), out_dir / "scenarios_grid")
+    written += save_figure(plot_scenarios_by_replicas(tables["scenarios_by_replicas"]),
+                           out_dir / "scenarios_by_replicas")
     if "intervals" in tables:
-        save_figure(plot_interval_validation(tables["intervals"]), out_dir / "intervals")
+        written += save_figure(plot_interval_validation(tables["intervals"]), out_dir / "intervals")
     if "power" in tables:
         size = tables.get("size")
         dense = None if size is None else size[(size["p"] == 0.15) & (size["replicas"] == 5)]
-        save_figure(plot_power_validation(tables["power"], size=dense, size_note="\ncells with p = 0.15, m = 5"),
-                    out_dir / "power")
+        written += save_figure(plot_power_validation(tables["power"], size=dense,
+                                                     size_note="\ncells with p = 0.15, m = 5"), out_dir / "power")
     write_report(tables, out_dir / "report.md", facts={"seed": seed, **facts})
+    record_outputs(out_dir, [*written, out_dir / "report.md"])
     return {"validation": long, **tables}

@@ -26,7 +26,8 @@ def markdown_table(table: pd.DataFrame, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table(table: pd.DataFrame, out_dir, name: str, title: str | None = None, *, digits: int = 10) -> None:
+def write_table(table: pd.DataFrame, out_dir, name: str, title: str | None = None, *,
+                digits: int = 10) -> list[Path]:
     """Every table of the studies: ``OUT/name.csv`` and, for a table with a ``title``, ``OUT/name.md``.
 
     Parameters
@@ -40,9 +41,16 @@ def write_table(table: pd.DataFrame, out_dir, name: str, title: str | None = Non
         the CSV is written.
     digits : int
         Significant digits of the floats in the CSV.
+
+    Returns
+    -------
+    list of Path
+        The files written (for :func:`studies._engine.record_outputs`).
     """
     out_dir = Path(out_dir)
-    write_atomic(out_dir / f"{name}.csv",
-                 table.to_csv(index=False, float_format=f"%.{digits}g", lineterminator="\n"))
+    paths = [out_dir / f"{name}.csv"]
+    write_atomic(paths[0], table.to_csv(index=False, float_format=f"%.{digits}g", lineterminator="\n"))
     if title is not None:
-        write_atomic(out_dir / f"{name}.md", f"# {title}\n\n" + markdown_table(table))
+        paths.append(out_dir / f"{name}.md")
+        write_atomic(paths[1], f"# {title}\n\n" + markdown_table(table))
+    return paths

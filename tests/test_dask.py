@@ -52,7 +52,7 @@ def test_cells_run_on_the_cluster_workers(cluster, tmp_path):
 @pytest.mark.parametrize("command, size", [
     (["study", "coverage"], ["--nsim", "10"]),
     (["study", "sample-size"], ["--nsim", "30"]),
-    (["study", "judges"], ["--reps", "4"]),
+    (["study", "judges"], ["--nsim", "4"]),
     (["reproduce"], ["--expected-pairs", "100"]),
 ])
 def test_every_study_command_takes_the_dask_backend(cluster, tmp_path, monkeypatch, command, size):

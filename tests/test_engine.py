@@ -60,7 +60,7 @@ def test_every_study_output_is_written_under_a_temporary_name_first(watched, mon
 
 def test_coverage_judges_and_reproduce_outputs_are_written_atomically(watched, monkeypatch):
     assert run_cli(monkeypatch, "study", "coverage", "--out", watched / "coverage", "--smoke", "--nsim", "10") == 0
-    assert run_cli(monkeypatch, "study", "judges", "--out", watched / "calibration", "--smoke", "--reps", "2") == 0
+    assert run_cli(monkeypatch, "study", "judges", "--out", watched / "calibration", "--smoke", "--nsim", "2") == 0
     assert run_cli(monkeypatch, "reproduce", "--out", watched / "reproduce", "--smoke", "--expected-pairs", "100") == 0
     for name in ("coverage/coverage.csv", "calibration/results.csv", "calibration/report.md", "reproduce/report.md"):
         assert (watched / name).exists()

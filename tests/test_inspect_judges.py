@@ -248,8 +248,12 @@ def test_the_command_line_writes_the_judges_and_never_changes_the_result(files, 
     plain = _score(log, "--policy", policy, "--out", tmp_path / "plain")
     judged = _score(log, "--policy", policy, "--out", tmp_path / "judged", "--judge-model", "scripted_judge/ok")
     assert plain.exit_code == 0 and judged.exit_code == 0, judged.output
-    for name in ("summary.json", "conversations.jsonl"):
-        assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "judged" / name).read_bytes()
+    assert (tmp_path / "plain" / "conversations.jsonl").read_bytes() == \
+        (tmp_path / "judged" / "conversations.jsonl").read_bytes()
+    plain_summary, judged_summary = (json.loads((tmp_path / run / "summary.json").read_text()) for run in ("plain", "judged"))
+    assert judged_summary.pop("provenance")["command"]["judge_model"] == "scripted_judge/ok"
+    del plain_summary["provenance"]  # the record of the run (its time, its options): all else is the same
+    assert plain_summary == judged_summary
     assert not (tmp_path / "plain" / "judges.jsonl").exists()
     lines = [json.loads(x) for x in (tmp_path / "judged" / "judges.jsonl").read_text().splitlines()]
     by_id = {line["conversation_id"]: line for line in lines}

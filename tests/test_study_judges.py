@@ -69,8 +69,8 @@ def test_design_grid_sizes():
 
 
 def test_study_tables_are_identical_for_any_number_of_workers(tmp_path):
-    one = run_study(tmp_path / "one", smoke=True, reps=3, n_jobs=1, seed=5, progress=False)
-    run_study(tmp_path / "two", smoke=True, reps=3, n_jobs=2, seed=5, progress=False)
+    one = run_study(tmp_path / "one", smoke=True, nsim=3, n_jobs=1, seed=5, progress=False)
+    run_study(tmp_path / "two", smoke=True, nsim=3, n_jobs=2, seed=5, progress=False)
     for name in ("results", "calibration", "calibration_detail", "reliability", "doubt", "mode_b",
                  "mode_b_methods", "read_only", "causes", "design"):
         assert (tmp_path / "one" / f"{name}.csv").read_bytes() == (tmp_path / "two" / f"{name}.csv").read_bytes()
@@ -97,18 +97,18 @@ def test_cli_runs_the_smoke_study_and_rejects_bad_options(tmp_path, monkeypatch,
         except SystemExit as exit_:
             return exit_.code
         return 0
-    assert run("--out", tmp_path / "s", "--smoke", "--reps", "2", "--seed", "3", "--n-jobs", "1") == 0
+    assert run("--out", tmp_path / "s", "--smoke", "--nsim", "2", "--seed", "3", "--n-jobs", "1") == 0
     assert (tmp_path / "s" / "calibration.csv").exists() and (tmp_path / "s" / "mode_b.md").exists()
     capsys.readouterr()
-    assert run("--out", tmp_path / "t", "--reps", "1") == 2
-    assert capsys.readouterr().err == "error: escalation study judges: --reps must be at least 2, got 1\n"
+    assert run("--out", tmp_path / "t", "--nsim", "1") == 2
+    assert capsys.readouterr().err == "error: escalation study judges: --nsim must be at least 2, got 1\n"
     assert run("--out", tmp_path / "t", "--n-jobs", "0") == 2
     assert not (tmp_path / "t").exists()
 
 
 def test_the_old_name_runs_the_same_study_with_a_one_line_notice(tmp_path, monkeypatch, capsys):
     def run(name, out):
-        monkeypatch.setattr(sys, "argv", ["escalation", "study", name, "--out", str(out), "--smoke", "--reps", "2"])
+        monkeypatch.setattr(sys, "argv", ["escalation", "study", name, "--out", str(out), "--smoke", "--nsim", "2"])
         with pytest.raises(SystemExit) as exit_:
             main()
         assert exit_.value.code == 0

@@ -25,19 +25,20 @@ class _Judging:
         self.conversations, self.rows, self.texts, self.policy, self.mode = conversations, rows, texts, policy, mode
 
 
-def prepare_judges(records: Path, judge_model: str, instructions: Optional[Path], *, format, labels, policy,
+def prepare_judges(records: list[Path], judge_model: str, instructions: Optional[Path], *, format, labels, policy,
                     approval_escalation, mode) -> _Judging:
     """Check everything the judges need before the scoring writes anything (exit 2 otherwise).
 
-    The log is read whole (the judges need every message), and scored again by the same
-    vectorised scorer to know which conversations are evaluated and which have an error.
+    The logs are read whole (the judges need every message), and scored again by the same
+    vectorised scorer to know which conversations are evaluated and which have an error;
+    standard input, which can be read only once, is refused.
     """
     try:
         import inspect_ai  # noqa: F401  (the import the extra provides)
         from escalation import inspect_judges
     except ImportError as err:
         _fail(f'--judge-model needs inspect_ai ({err}): pip install "escalation[inspect]"')
-    from escalation.estimators import InputError, Records, read_conversations, score_records
+    from escalation.estimators import InputError, Records, log_inputs, read_conversations, score_records
 
     text = None
     try:
@@ -50,8 +51,17 @@ def prepare_judges(records: Path, judge_model: str, instructions: Optional[Path]
                 raise InputError("the instructions must be UTF-8 text", source=str(instructions)) from None
             if not text.strip():
                 raise InputError("the instructions file is empty", source=str(instructions))
-        conversations, _ = read_conversations(records, format=format, labels=labels, policy=policy,
-                                              approval_escalation=approval_escalation)
+        if any(str(path) == "-" for path in records):
+            raise InputError("--judge-model reads the logs a second time, which standard input (-) cannot "
+                             "give: save the log to a file")
+        conversations, sources = [], []
+        with log_inputs(records) as inputs:
+            for log in inputs.logs:
+                read = read_conversations(log.path, format=format, labels=labels, policy=policy,
+                                          approval_escalation=approval_escalation,
+                                          qualify_ids=len(inputs.logs) > 1)[0]
+                conversations += read
+                sources += [log.name] * len(read)
     except InputError as err:
         _fail(str(err))
     results = score_records(Records.from_conversations(conversations), policy, mode=mode)
@@ -60,7 +70,7 @@ def prepare_judges(records: Path, judge_model: str, instructions: Optional[Path]
     for row in rows:
         given = text if text is not None else conversations[row]["metadata"].get("instructions")
         if not isinstance(given, str) or not given.strip():
-            _fail(f"{records}: conversation {conversations[row]['conversation_id']!r} has no "
+            _fail(f"{sources[row]}: conversation {conversations[row]['conversation_id']!r} has no "
                   "metadata[\"instructions\"], the escalation instructions the assistant was given, which the "
                   "judges read: give --instructions FILE")
         texts.append(given)

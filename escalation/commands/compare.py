@@ -1,17 +1,45 @@
 """``escalation compare A_DIR B_DIR``: is assistant B better than assistant A on the same scenarios?"""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Optional
 
 import orjson
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from escalation.commands.score import Interval
-from escalation.estimators import compare_scored, write_atomic
+from escalation.estimators import FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE
+
+#: What the words under each interval mean (estimators.coverage_word).
+WORDS = ("holds (at least 0.93), near (below 0.93 by at most 2 Monte Carlo standard errors), too narrow, often "
+         "undefined (BCa)")
+
+HELP = (
+    "Is assistant B better than assistant A? The differences of p_u, p_o and pi (B minus A) between two "
+    "`escalation score --out` folders of the same scenarios, paired by scenario and clustered by case.\n\n"
+    "Each difference has two intervals, Newcombe's paired square-and-add interval (with the --interval limits, "
+    "wilson-kish by default) and a paired cluster bootstrap that resamples cases for both assistants at once, and "
+    "a two-sided p-value of no difference, which inverts the chosen interval (p <= 0.05 exactly when the 95% "
+    "interval leaves out 0). Under each interval a word says what `escalation study differences` measured at "
+    "that number of cases: holds, near, too narrow (its lowest coverage in brackets); the output then says which "
+    "interval to trust. The study found Newcombe's interval with --interval wilson-kish-t holding at every number "
+    f"of cases it ran, with wilson-kish limits too narrow below {FEW_CASES_NEWCOMBE} cases, and the bootstrap too "
+    f"narrow below {FEW_CASES_BOOTSTRAP}.\n\n"
+    "The two folders must have been scored alike: the same mode, confidence and policy (compare refuses "
+    "otherwise, naming the difference). Folders of different scenarios are refused unless --common compares them "
+    "on the scenarios both have and lists the others.\n\n"
+    "Example:\n\n"
+    "\b\n"
+    "  escalation score runs/gpt-4o.jsonl --policy policy.json --out scored/gpt-4o\n"
+    "  escalation score runs/claude.jsonl --policy policy.json --out scored/claude\n"
+    "  escalation compare scored/gpt-4o scored/claude --out comparison\n\n"
+    "prints claude minus gpt-4o for each figure (p_u, p_o: lower is better; pi: higher is better) and the "
+    "scenarios where they disagree, and writes comparison/compare.json, differences.csv and disagreements.csv."
+)
+
+_FLAGS = {"confidence": "--confidence", "n_boot": "--n-boot", "interval": "--interval", "names": "--names",
+          "rho": "--rho", "seed": "--seed"}
 
 
 def _ci(pair) -> str:
@@ -23,31 +51,164 @@ def _num(value, fmt="{:.3f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
+def _p(value, floor: float) -> str:
+    """A p-value in at most 7 characters; at its floor, ``<`` the floor."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if value <= floor * (1 + 1e-9):
+        return f"<{floor:.0e}" if floor < 1e-3 else f"<{floor:.4f}".rstrip("0")
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
+
+
+def _names(text: Optional[str]):
+    """``--names A,B`` as two names, or None."""
+    from escalation.estimators import InputError
+
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise InputError(f"--names must be two names separated by a comma (A's, then B's), e.g. --names "
+                         f"gpt-4o,claude; got {text!r}")
+    if names[0] == names[1]:
+        raise InputError(f"--names must be two different names; got {names[0]!r} twice")
+    return tuple(names)
+
+
+def _flag_error(err):
+    """An InputError of the estimators whose field is an option, re-worded to name the option."""
+    from escalation.estimators import InputError
+
+    flag = _FLAGS.get(err.field or "")
+    if flag is None or err.source:
+        return err
+    return InputError(f"{flag} {err.detail}")
+
+
+def _ids(ids, shown: int = 10) -> str:
+    text = ", ".join(str(x) for x in ids[:shown])
+    return text + (f", ... ({len(ids) - shown} more in compare.json)" if len(ids) > shown else "")
+
+
+def print_comparison(data: dict, *, top: int, out: Optional[Path] = None) -> None:
+    """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns)."""
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(width=min(Console().width, 100))
+    name_a, name_b = data["names"]["a"], data["names"]["b"]
+    level = f"{data['confidence']:.0%}"
+    bootstrap = data["interval"].startswith("bootstrap")
+    limits = "wilson-kish" if bootstrap else data["interval"]
+    kind = data["interval"].removeprefix("bootstrap-") if bootstrap else "percentile"
+    chosen = "bootstrap" if bootstrap else "Newcombe"
+    floor = max(1e-12, 1.0 / data["n_boot"]) if bootstrap else 1e-12
+    scope = " both have (--common)" if data["common"] else ""
+    console.print(f"{escape(name_b)} minus {escape(name_a)}: {data['scenarios']} scenarios{scope}, "
+                  f"{data['cases']} cases; {level} intervals", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold")
+    table.add_column("figure", no_wrap=True)
+    for name in (name_a, name_b):
+        table.add_column(escape(name), justify="right", min_width=6, max_width=10, overflow="fold")
+    table.add_column("B - A", justify="right", no_wrap=True)
+    table.add_column("p", justify="right", no_wrap=True)
+    for title in (f"Newcombe {level}", f"bootstrap {level}"):
+        table.add_column(title + (" *" if title.startswith(chosen) else ""), no_wrap=True)
+    for diff in data["differences"].values():
+        words = diff["coverage"]
+        cells = []
+        for which in ("newcombe", "bootstrap"):
+            word = words[which]
+            text = word["word"] if word["lowest"] is None else f"{word['word']} ({word['lowest']:.2f})"
+            cells.append(f"{_ci(diff[f'{which}_ci'])}\n[dim]{text}[/dim]")
+        table.add_row(f"{diff['metric']}\n[dim]{diff['clusters']} cases[/dim]",
+                      f"{_num(diff['a'])}\n[dim]n {diff['n_a']}[/dim]", f"{_num(diff['b'])}\n[dim]n {diff['n_b']}[/dim]",
+                      _num(diff["difference"], "{:+.3f}"), _p(diff["p_value"], floor), *cells, end_section=True)
+    console.print(table)
+    console.print(f"A = {escape(name_a)}, B = {escape(name_b)}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired square-and-add with {limits} "
+                  f"limits; bootstrap: paired cluster bootstrap over cases ({kind}); * chosen (--interval "
+                  f"{data['interval']}); p: two-sided p-value of no difference, inverting the chosen interval. p_u, "
+                  "p_o: lower is better; pi: higher is better.", highlight=False)
+    studied = "" if data["confidence"] == 0.95 else ", at 95%"
+    console.print(f"Under each interval: its lowest coverage in `escalation study differences` at that many cases"
+                  f"{studied}, and the word for it: {WORDS}.", highlight=False)
+    console.print(f"[bold]advice[/bold]: {escape(data['advice'])}.", highlight=False)
+    if data["common"]:
+        left = [(name, ids) for name, ids in data["only_in"].items() if ids]
+        if left:
+            console.print("left out (--common): " + "; ".join(
+                f"{len(ids)} scenario{'' if len(ids) == 1 else 's'} only in {escape(name)} ({escape(_ids(ids))})"
+                for name, ids in left), highlight=False)
+        else:
+            console.print("left out (--common): none, both folders have the same scenarios", highlight=False)
+    for warning in data["warnings"]:
+        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
+    disagree = data["disagreements"]
+    if not disagree:
+        console.print("The two assistants agree on every scenario.")
+    elif top == 0:
+        console.print(f"Scenarios where they disagree: {len(disagree)} (none shown: --top 0; compare.json and "
+                      "disagreements.csv list them)", highlight=False)
+    else:
+        console.print(f"Scenarios where they disagree ({len(disagree)}; {min(top, len(disagree))} shown, largest "
+                      "difference first):", highlight=False)
+        shown = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold")
+        shown.add_column("scenario", overflow="fold")
+        shown.add_column("label", justify="right", no_wrap=True)
+        for name in (name_a, name_b):
+            shown.add_column(f"{escape(name)} errors/n", justify="right", min_width=8, max_width=20, overflow="fold")
+        shown.add_column("B - A", justify="right", no_wrap=True)
+        for row in disagree[:top]:
+            shown.add_row(escape(str(row["scenario_id"])), row["label"], f"{row['errors_a']}/{row['n_a']}",
+                          f"{row['errors_b']}/{row['n_b']}", f"{row['difference']:+.2f}")
+        console.print(shown)
+    if out is not None:
+        console.print(f"wrote {escape(str(out / 'compare.json'))}, differences.csv and disagreements.csv",
+                      highlight=False)
+
+
 def compare(
-    a_dir: Path = typer.Argument(..., help="Folder of `escalation score --out` for assistant A."),
-    b_dir: Path = typer.Argument(..., help="Folder of `escalation score --out` for assistant B "
-                                           "(same scenarios)."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Level of both intervals."),
-    n_boot: int = typer.Option(2000, "--n-boot", help="Paired cluster bootstrap resamples."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    interval: Interval = typer.Option("wilson-kish", "--interval", help="The chosen interval. A Wilson-type method "
-                                      "(wilson-kish, wilson-kish-t, wilson-kish-ucb, korn-graubard) gives the limits "
-                                      "that Newcombe's interval combines; bootstrap-percentile or bootstrap-bca "
-                                      "chooses the paired cluster bootstrap of that kind. Both are printed."),
-    rho: Optional[float] = typer.Option(None, "--rho", help="Fix rho for the Wilson-Kish limits "
-                                                             "(default: estimated)."),
-    top: int = typer.Option(10, "--top", help="Disagreeing scenarios to print."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json, "
-                                                           "differences.csv and disagreements.csv."),
+    a_dir: Path = typer.Argument(..., metavar="A_DIR", help="Folder of `escalation score --out` for assistant A."),
+    b_dir: Path = typer.Argument(..., metavar="B_DIR", help="Folder of `escalation score --out` for assistant B "
+                                 "(the same scenarios, scored alike)."),
+    names: Optional[str] = typer.Option(None, "--names", metavar="A,B", help="The two assistants' names in the "
+                                        "output. Default: the folders' names (with their parent folders when both "
+                                        "are alike)."),
+    common: bool = typer.Option(False, "--common", help="Compare on the scenarios both folders have, and list the "
+                                "others (default: refuse folders of different scenarios)."),
+    confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL", help="Level of both intervals, "
+                                     "strictly between 0 and 1."),
+    n_boot: int = typer.Option(2000, "--n-boot", metavar="N", help="Paired cluster bootstrap resamples (at least "
+                               "1)."),
+    seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap."),
+    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help="The chosen interval, "
+                                      "whose p-value is printed. wilson-kish (default), wilson-kish-t, "
+                                      "wilson-kish-ucb or korn-graubard: Newcombe's, with these limits. "
+                                      "bootstrap-percentile or bootstrap-bca: the paired bootstrap of that kind "
+                                      "(Newcombe's then has wilson-kish limits). Both are printed."),
+    rho: Optional[float] = typer.Option(None, "--rho", metavar="RHO", help="Fix rho, between 0 and 1, for the "
+                                        "Wilson-Kish limits (default: estimated)."),
+    top: int = typer.Option(10, "--top", metavar="N", help="Disagreeing scenarios to print."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for compare.json, "
+                                       "differences.csv and disagreements.csv."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
-    """Differences of p_u, p_o and pi (B minus A), paired by scenario and clustered.
+    from escalation.estimators import InputError, ScenarioMismatchError, compare_scored, write_atomic
 
-    Two intervals: Newcombe's paired square-and-add with Wilson-Kish limits, and a paired
-    cluster bootstrap that resamples cases for both assistants at once.
-    """
-    result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, interval=interval.value,
-                            rho=rho, seed=seed)
+    if top < 0:
+        raise InputError(f"--top must be at least 0, got {top}")
+    try:
+        result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, interval=interval.value,
+                                rho=rho, seed=seed, names=_names(names), common=common)
+    except ScenarioMismatchError as err:
+        if not err.shared:
+            raise
+        raise InputError(f"{err.base}; --common compares them on the {err.shared} scenarios both have",
+                         source=err.source) from None
+    except InputError as err:
+        raise _flag_error(err) from None
     data = result.to_dict()
     if out is not None:
         write_atomic(out / "compare.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
@@ -56,40 +217,10 @@ def compare(
     if as_json:
         typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
-    console = Console()
-    level = f"{confidence:.0%}"
-    table = Table(title=f"B minus A ({result.scenarios} scenarios, {result.cases} cases; "
-                        f"{level} intervals)")
-    for column in ("figure", "A", "B", "B - A", "Newcombe", "bootstrap", "n A/B"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for diff in data["differences"].values():
-        table.add_row(diff["metric"], _num(diff["a"]), _num(diff["b"]),
-                      _num(diff["difference"], "{:+.3f}"), _ci(diff["newcombe_ci"]),
-                      _ci(diff["bootstrap_ci"]), f"{diff['n_a']}/{diff['n_b']}")
-    console.print(table)
-    bootstrap = result.interval.startswith("bootstrap")
-    limits = "wilson-kish" if bootstrap else result.interval
-    kind = result.interval.removeprefix("bootstrap-") if bootstrap else "percentile"
-    chosen = "bootstrap" if bootstrap else "Newcombe"
-    console.print(f"Newcombe: paired square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over "
-                  f"cases ({kind}). Chosen (--interval {result.interval}): {chosen}. p_u, p_o: lower is better; pi: "
-                  "higher is better.", highlight=False)
-    for warning in result.warnings:
-        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
-    disagree = result.disagreements
-    if disagree.empty:
-        console.print("The two assistants agree on every scenario.")
-    else:
-        shown = Table(title=f"Scenarios where they disagree ({len(disagree)}; "
-                            f"{min(top, len(disagree))} shown, largest difference first)")
-        for column in ("scenario", "label", "A errors/n", "B errors/n", "B - A"):
-            shown.add_column(column, justify="right")
-        for row in disagree.head(top).itertuples(index=False):
-            shown.add_row(str(row.scenario_id), row.label, f"{row.errors_a}/{row.n_a}",
-                          f"{row.errors_b}/{row.n_b}", f"{row.difference:+.2f}")
-        console.print(shown)
-    if out is not None:
-        console.print(f"wrote {out / 'compare.json'}, differences.csv and disagreements.csv")
+    print_comparison(data, top=top, out=out)
+
+
+compare.__doc__ = HELP  # the command's help: plain click text, readable at 80 columns
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:

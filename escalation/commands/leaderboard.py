@@ -11,6 +11,7 @@ from typing import List, Optional
 import orjson
 import typer
 
+from escalation.commands._study_options import check_out_folder
 from escalation.commands.score import FORMATS, INTERVAL_HELP, Interval
 
 
@@ -122,33 +123,39 @@ def leaderboard(
     logs: List[Path] = typer.Argument(..., metavar="LOG", help="One log per model, all of the same scenarios."),
     policy: Optional[Path] = typer.Option(None, "--policy", metavar="FILE", help="Policy file (JSON or TOML), "
                                           "the same for every log. Default: the project's suite policy."),
-    format: str = typer.Option("auto", "--format", help=f"Input format of every LOG: {', '.join(FORMATS)}."),
+    format: str = typer.Option("auto", "--format", metavar="FORMAT",
+                               help=f"Input format of every LOG: {', '.join(FORMATS)}."),
     names: Optional[List[str]] = typer.Option(None, "--name", metavar="NAME", help="A model's name, given once per "
                                               "LOG in the same order. Default: the inspect_ai log's eval.model, "
                                               "else the file name without its suffix."),
     out: Path = typer.Option(Path("leaderboard-results"), "--out", metavar="DIR", help="Folder for the tables and "
-                             "the figure."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Level of every interval; the groups are at "
-                                     "familywise 1 - C."),
-    interval: Interval = typer.Option("wilson-kish", "--interval", help=INTERVAL_HELP + " For the differences, as "
+                             "the figure (created if missing)."),
+    confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL", help="Level of every interval, in "
+                                     "(0, 1); the groups are at familywise 1 - LEVEL."),
+    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD",
+                                      help=INTERVAL_HELP + " For the differences, as "
                                       "in compare: a Wilson-type method gives the limits Newcombe's interval "
                                       "combines; a bootstrap method chooses the paired cluster bootstrap."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resamples (each model's and each pair's)."),
+    seed: int = typer.Option(0, "--seed", metavar="SEED", help="Seed (>= 0) of the bootstrap resamples (each "
+                             "model's and each pair's)."),
     as_json: bool = typer.Option(False, "--json", help="Print the leaderboard as one JSON object instead of "
                                  "the table."),
 ) -> None:
     """Rank models run on the same scenarios, with their differences and groups (the help text is :data:`HELP`)."""
-    from escalation.estimators import (InputError, leaderboard as rank, load_policy, read_scored, score_file,
-                                       write_atomic)
+    from escalation.estimators import (InputError, leaderboard as rank, load_policy, output_folder, read_scored,
+                                       score_file, write_atomic)
     from escalation.figures import plot_leaderboard
 
     if not 0.0 < confidence < 1.0:
         raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
+    if seed < 0:
+        raise InputError(f"must be a non-negative integer, got {seed}", field="--seed")
     for log in logs:
         if not log.is_file():
             raise InputError("no such file", source=str(log))
+    check_out_folder(out)
     model_names = _model_names(logs, names)
     policy_obj = load_policy(policy if policy is not None else _suite_policy())
     scored = {}
@@ -165,8 +172,9 @@ def leaderboard(
              "differences.csv": board.differences_frame().to_csv(index=False),
              "differences.md": board.differences_markdown(),
              **_figure_files(plot_leaderboard(board.to_frame(), confidence=confidence))}
-    for file_name, content in files.items():
-        write_atomic(out / file_name, content)
+    with output_folder(out):
+        for file_name, content in files.items():
+            write_atomic(out / file_name, content)
     if as_json:
         typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     else:
@@ -176,4 +184,5 @@ def leaderboard(
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``escalation leaderboard`` to the command line."""
-    app.command("leaderboard", help=HELP)(leaderboard)
+    app.command("leaderboard", help=HELP, short_help="Rank models run on the same scenarios, with their groups.")(
+        leaderboard)

@@ -5,6 +5,7 @@ import gc
 import json
 import os
 import sys
+from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import Collection, Optional
@@ -31,11 +32,18 @@ JUDGE_MODEL_HELP = ("After scoring, ask an LLM judge about every evaluated conve
                     "required a person (it reads the instructions and the user's messages only, never what the "
                     "assistant did); the cause judge names why each error happened, from a closed list, with a "
                     "quote. Prints a judge section and, with --out DIR, writes DIR/judges.jsonl (one line per "
-                    "evaluated conversation). Diagnostics only: u, o, pi and summary.json are the same with or "
-                    "without it. Needs the inspect extra: pip install \"escalation\\[inspect]\"")  # \\[: a bracket in rich markup
+                    "evaluated conversation). Diagnostics only: u, o, pi and every figure of summary.json are the "
+                    "same with or without it. Needs the inspect extra: pip install \"escalation[inspect]\"")
 INSTRUCTIONS_HELP = ("With --judge-model: a text file with the escalation instructions the assistant was given (the "
                      "rule that reserves cases for a person); both judges read it. Default: each conversation's "
                      "metadata[\"instructions\"], which the project's inspect_ai suite task writes.")
+
+
+VALIDATION_HELP = ("With --mode text: a log of conversations that have both the tool record and the text (a "
+                   "validation sample, ideally drawn from the same scenarios). Each is scored both ways, and "
+                   "p_u and p_o are corrected with the predictive values of the text verdict, per scenario "
+                   "(the correction that study judges validates); printed beside the raw figures and written "
+                   "to summary.json under \"validation\". pi is not corrected.")
 
 
 #: Exit code of a run where no conversation is evaluated (SPEC section 7): both files are still written.
@@ -61,7 +69,9 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
 
     console = Console(width=None if sys.stdout.isatty() else 100)
     conf = int(round(summary["confidence"] * 100))
-    mode = "with the tool record (mode A)" if summary["mode"] == "record" else "from the text only (mode B: a lower bound)"
+    from ._validation import MODE_B_HEADER
+
+    mode = "with the tool record (mode A)" if summary["mode"] == "record" else MODE_B_HEADER
     console.print(f"[bold]{records}[/bold] ({fmt}): {summary['conversations']} conversations, scored {mode}",
                   highlight=False)
     table = Table(show_edge=False, header_style="bold")
@@ -105,30 +115,53 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
         console.print(f"wrote {out_dir / 'conversations.jsonl'} and {out_dir / 'summary.json'}")
 
 
+def _format_hint(records, given: str) -> str | None:
+    """A hint when the format named by --format is not the one detected in the first log."""
+    from escalation.estimators import InputError, detect_format
+
+    first = next((p for p in records if str(p) != "-" and p.is_file()), None)
+    if first is None:
+        return None
+    try:
+        detected = detect_format(first)
+    except InputError:
+        return None
+    if detected == given:
+        return None
+    return (f"hint: {first} reads as {detected} when the format is detected: try --format {detected}, or leave "
+            "--format out")
+
+
 def score(
-    records: Path = typer.Argument(..., help="Log file: canonical JSONL (SPEC section 6) or a supported log format."),
-    policy: Path = typer.Option(..., "--policy", help="Policy file (JSON or TOML): escalation_tools, read_only_tools, "
+    records: list[Path] = typer.Argument(..., metavar="LOG", help="The logs: files (canonical JSONL, SPEC "
+                                         "section 6, or a supported log format), folders of logs (every .json, "
+                                         ".jsonl, .ndjson and .eval file in it, in name order; a tau2-bench "
+                                         "results folder is one log), or - for standard input. Several logs are "
+                                         "scored together as one input of one format."),
+    policy: Path = typer.Option(..., "--policy", metavar="FILE", help="Policy file (JSON or TOML): escalation_tools, read_only_tools, "
                                 "action_tools, approval_tools, gated_tools."),
-    format: str = typer.Option("auto", "--format", help=f"Input format: {', '.join(FORMATS)}."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for conversations.jsonl (one line per input "
+    format: str = typer.Option("auto", "--format", metavar="NAME", help=f"Input format: {', '.join(FORMATS)}."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for conversations.jsonl (one line per input "
                                        "conversation) and summary.json."),
-    rho: Optional[float] = typer.Option(None, "--rho", min=0.0, max=1.0,
+    rho: Optional[float] = typer.Option(None, "--rho", min=0.0, max=1.0, metavar="RHO",
                                         help="Fix the intra-scenario correlation instead of estimating it."),
-    confidence: float = typer.Option(0.95, "--confidence",
+    confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL",
                                      help="Two-sided confidence level of the intervals."),
     mode: Mode = typer.Option(Mode.record, "--mode", help="record: the tool record decides (mode A). text: a phrase "
-                              "judge reads the assistant's text (mode B), a lower bound."),
-    labels: Optional[Path] = typer.Option(None, "--labels", help="CSV or JSON mapping conversation_id or case_id "
+                              "judge reads the assistant's text (mode B, SPEC section 4): p_u is then a lower "
+                              "bound, p_o and pi are bounded neither way; --validation corrects them."),
+    labels: Optional[Path] = typer.Option(None, "--labels", metavar="FILE", help="CSV or JSON mapping conversation_id or case_id "
                                           "to ESC/ACT, for logs that carry no label."),
-    plan: Optional[Path] = typer.Option(None, "--plan", help="CSV case_id,label,replicas of the planned scenarios: "
+    plan: Optional[Path] = typer.Option(None, "--plan", metavar="FILE", help="CSV case_id,label,replicas of the planned scenarios: "
                                         "absent ones are reported as missing."),
     approval_escalation: bool = typer.Option(False, "--approval-escalation", help="inspect logs: count an "
                                              "ApprovalEvent with decision 'escalate' as an escalation call."),
-    interval: Interval = typer.Option("wilson-kish", "--interval", help=INTERVAL_HELP),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap intervals' resamples (recorded in "
+    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help=INTERVAL_HELP),
+    seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap intervals' resamples (recorded in "
                              "summary.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
-    chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, help="Conversations scored at a time (memory bound)."),
+    chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N", help="Conversations scored at a time (memory bound)."),
+    validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
     instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
 ) -> None:
@@ -144,17 +177,23 @@ def score(
     Exit code 2: unreadable input or a bad policy (nothing written). Exit code 3: no conversation
     was evaluated (both files are still written, and each reason is printed with what fixes it).
     """
-    from escalation.estimators import InputError, load_labels, load_plan, load_policy, score_file
+    from escalation.estimators import (LOG_SUFFIXES, InputError, correct_text_summary, describe_file, load_labels,
+                                       load_plan, load_policy, output_folder, read_validation, score_file,
+                                       write_atomic)
 
     if not 0.0 < confidence < 1.0:
         raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
-    if not records.exists():
-        raise InputError("no such file", source=str(records))
+    for path in records:  # the logs first: a missing log is the likelier mistake
+        if str(path) != "-" and not path.exists():
+            raise InputError("no such file or folder", source=str(path))
     policy_obj = load_policy(policy)
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
+    if validation is not None and mode is not Mode.text:
+        raise InputError("corrects the figures of --mode text (the tool record needs no correction): add "
+                         "--mode text, or leave --validation out", field="--validation")
     if instructions is not None and judge_model is None:
         typer.echo("error: --instructions is read by the judges: give --judge-model MODEL too", err=True)
         raise typer.Exit(2)
@@ -165,9 +204,17 @@ def score(
         judging = prepare_judges(records, judge_model, instructions, format=format, labels=label_obj,
                                   policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value)
 
+    checked = None
+    if validation is not None:  # read before anything is written: a bad file exits 2 with no output
+        checked = read_validation(validation, policy_obj, format=format, labels=label_obj,
+                                  approval_escalation=approval_escalation)
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-    size = os.path.getsize(records) if records.is_file() else None
+    facts = {"validation": describe_file(validation), "labels": describe_file(labels), "plan": describe_file(plan),
+             "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
+                         "chunk_size": chunk_size}}
+
+    size = sum(os.path.getsize(p) for p in records if p.is_file()) or None
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("scoring", total=size)
@@ -177,28 +224,46 @@ def score(
         collecting = gc.isenabled()
         gc.disable()
         try:
-            summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
-                                       confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
-                                       chunk_size=chunk_size, approval_escalation=approval_escalation,
-                                       interval=interval.value, seed=seed,
-                                       progress=lambda n: bar.advance(task, n))
+            with output_folder(out) if out is not None else nullcontext():
+                summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
+                                           confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
+                                           chunk_size=chunk_size, approval_escalation=approval_escalation,
+                                           interval=interval.value, seed=seed,
+                                           progress=lambda n: bar.advance(task, n), provenance=facts)
         finally:
             if collecting:
                 gc.enable()
     data = summary.to_dict()
+    correction = None
+    if checked is not None:
+        correction = correct_text_summary(summary, checked[0], source=str(validation), format=checked[1])
+        data["validation"] = correction.to_dict()
+        if out is not None:
+            import orjson
+            write_atomic(out / "summary.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    for skipped in data["provenance"]["skipped"]:
+        typer.echo(f"note: left out {skipped} (not a log file: a log ends in {', '.join(LOG_SUFFIXES)})", err=True)
     notes = summary.input_warnings  # SPEC section 7: the result cannot be what the user meant
     if as_json:
         typer.echo(json.dumps(data, indent=2))
     else:
-        print_summary(data, records=str(records), fmt=used, out_dir=out, apart=notes)
+        print_summary(data, records=", ".join("standard input" if str(p) == "-" else str(p) for p in records),
+                      fmt=used, out_dir=out, apart=notes)
+        if correction is not None:
+            from rich.console import Console
+            from ._validation import print_validation
+            print_validation(correction, Console(width=None if sys.stdout.isatty() else 100))
     for note in notes:
         typer.echo(f"warning: {note}", err=True)
+    if format != "auto" and summary.tally.calls == 0 and summary.tally.with_record:
+        hint = _format_hint(records, format)
+        if hint:
+            typer.echo(hint, err=True)
     if judging is not None:
         lines = run_judges(judging, written=out is not None)
         path = None
         if out is not None:
             import orjson
-            from escalation.estimators import write_atomic
             path = out / "judges.jsonl"
             write_atomic(path, chunks=(orjson.dumps(line) + b"\n" for line in lines))
         print_judges(lines, judging, path=path, err=as_json)

@@ -1,13 +1,14 @@
 """``escalation simulate``: conversations of a synthetic assistant profile, with known truth."""
 from __future__ import annotations
 
-import os
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
+
+from escalation.commands._study_options import check_n_jobs, check_out_folder, n_jobs_option
 
 
 class SimMode(str, Enum):
@@ -28,28 +29,41 @@ def _list_profiles() -> None:
 
 
 def simulate_command(
-    profile: Optional[str] = typer.Option(None, "--profile", help="Assistant profile (see --list-profiles)."),
-    cases: int = typer.Option(88, "--cases", min=1, help="Paired cases, each an ESC and an ACT scenario "
-                              "(the paper's validation uses 88)."),
-    replicas: int = typer.Option(1, "--replicas", min=1, help="Conversations per scenario."),
-    rho: float = typer.Option(0.0, "--rho", min=0.0, max=1.0,
+    profile: Optional[str] = typer.Option(None, "--profile", metavar="NAME",
+                                          help="Assistant profile (see --list-profiles)."),
+    cases: int = typer.Option(88, "--cases", min=1, metavar="N", help="Paired cases, each an ESC and an ACT "
+                              "scenario (the paper's validation uses 88)."),
+    replicas: int = typer.Option(1, "--replicas", min=1, metavar="N", help="Conversations per scenario."),
+    rho: float = typer.Option(0.0, "--rho", min=0.0, max=1.0, metavar="RHO",
                               help="Intra-scenario correlation of the error indicator (u on ESC, o on ACT)."),
-    mode: SimMode = typer.Option(SimMode.record, "--mode", help="record: export the tool record. text: withhold "
-                                 "it (tool_calls null) and keep the text. The paper's A and B still work."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Root seed; the same seed gives byte-identical output."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for records.jsonl and the world's policy.json."),
-    languages: str = typer.Option("en,es", "--languages", help="Comma-separated languages of the cases (en, es)."),
-    max_turns: int = typer.Option(4, "--max-turns", min=1, help="Assistant turns per conversation: 1 to this."),
-    n_jobs: int = typer.Option(1, "--n-jobs", help="Parallel workers (-1: all cores); the output does not depend on it."),
+    mode: SimMode = typer.Option(SimMode.record, "--mode", metavar="<record|text>",
+                                 help="record: export the tool record. text: withhold it (tool_calls null) and "
+                                      "keep the text, as score --mode text reads it. The paper's names A and B "
+                                      "are accepted, with a notice."),
+    seed: int = typer.Option(0, "--seed", min=0, metavar="SEED",
+                             help="Root seed; the same seed gives byte-identical output."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for records.jsonl and the "
+                                       "world's policy.json (created if missing); required unless "
+                                       "--list-profiles."),
+    languages: str = typer.Option("en,es", "--languages", metavar="LANG,...",
+                                  help="Comma-separated languages of the cases (en, es)."),
+    max_turns: int = typer.Option(4, "--max-turns", min=1, metavar="N",
+                                  help="Assistant turns per conversation: 1 to N."),
+    n_jobs: int = n_jobs_option("The output does not depend on it."),
     list_profiles: bool = typer.Option(False, "--list-profiles", help="Print the profiles, one line each, and exit."),
 ) -> None:
     """Simulate conversations of an assistant profile, with known truth (a `truth` object on every line).
 
-    Writes DIR/records.jsonl (canonical records, SPEC section 6) and DIR/policy.json (the world's policy), ready for `escalation score DIR/records.jsonl --policy DIR/policy.json`.
+    Writes DIR/records.jsonl (canonical records, SPEC section 6) and DIR/policy.json (the world's
+    policy), ready for `escalation score DIR/records.jsonl --policy DIR/policy.json`.
 
-    Example: escalation simulate --profile invents_actions --cases 88 --replicas 5 --rho 0.2 --mode text --seed 1 --out results/sim
+    \b
+    Example:
+      escalation simulate --profile invents_actions --cases 88 --replicas 5 \\
+          --rho 0.2 --mode text --seed 1 --out results/sim
+      escalation score results/sim/records.jsonl --policy results/sim/policy.json
     """
-    from escalation.estimators import InputError
+    from escalation.estimators import InputError, output_folder
 
     if list_profiles:
         _list_profiles()
@@ -66,28 +80,23 @@ def simulate_command(
     if not langs or any(x not in LANGUAGES for x in langs):
         raise InputError(f"must be a comma-separated subset of {', '.join(LANGUAGES)}, got {languages!r}",
                          field="--languages")
-    if n_jobs == 0:
-        raise InputError("must be a non-zero integer (-1 for all cores)", field="--n-jobs")
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", source=str(out))
+    check_n_jobs(n_jobs, source="escalation simulate")
+    check_out_folder(out)
 
-    from escalation.estimators import MODE_ALIASES
+    from escalation.estimators import MODE_ALIASES, write_atomic
 
     chosen = MODE_ALIASES.get(mode.value, mode.value)
     if chosen != mode.value:
         typer.echo(f"notice: --mode {mode.value} is now called --mode {chosen}", err=True)
     sim = simulate(profile, cases, replicas, rho, chosen, seed, languages=langs, max_turns=max_turns,
                    n_jobs=n_jobs)
-    out.mkdir(parents=True, exist_ok=True)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), transient=True, disable=not sys.stderr.isatty()) as bar:
+    with output_folder(out), Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                                      TimeRemainingColumn(), transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("writing", total=len(sim))
         write_jsonl(sim, out / "records.jsonl", progress=lambda n: bar.advance(task, n))
-    tmp = out / "policy.json.part"
-    tmp.write_bytes(world_policy_path().read_bytes())
-    os.replace(tmp, out / "policy.json")
+        write_atomic(out / "policy.json", world_policy_path().read_bytes())
     rates = sim.truth_rates()
     typer.echo(f"{len(sim)} conversations of {profile} (mode {chosen}, {cases} cases x 2 x {replicas} replicas, "
                f"rho {rho}, seed {seed}); true p_u {rates['p_u']:.4f}, p_o {rates['p_o']:.4f}, pi {rates['pi']:.4f}")
@@ -95,4 +104,5 @@ def simulate_command(
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
-    app.command("simulate")(simulate_command)
+    app.command("simulate", short_help="Conversations of a synthetic assistant, with known truth.")(
+        simulate_command)

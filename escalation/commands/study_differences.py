@@ -8,38 +8,40 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
-                                                n_jobs_option, scheduler_option, seed_option)
-from escalation.estimators import InputError
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_at_least, force_option,
+                                                n_jobs_option, nsim_option, out_option, scheduler_option,
+                                                seed_option, study_arguments)
 from escalation.studies import DIFFERENCES_SEED as DEFAULT_SEED, run_differences_study as run_study
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``differences`` to the ``escalation study`` sub-app."""
 
-    @study_app.command("differences", epilog=RESUME_HELP)
+    @study_app.command("differences", epilog=RESUME_HELP,
+                       short_help="Coverage of compare's difference intervals and of mode B.")
     def differences(
-        out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, differences.csv, mode_b.csv, "
-                                                    "the summary tables (CSV and Markdown), figures and report.md "
-                                                    "(created if missing)."),
+        out: Path = out_option("design.csv, run.json, differences.csv, mode_b.csv, the summary tables (CSV and "
+                               "Markdown), figures and report.md"),
         smoke: bool = typer.Option(False, "--smoke", help="A small grid and 150 (differences) or 300 (mode B) "
                                                           "data sets per cell (seconds)."),
-        nsim: Optional[int] = typer.Option(None, "--nsim", help="Data sets per design cell (default 2000 for the "
-                                                                 "differences, 2000 for mode B)."),
+        nsim: Optional[int] = nsim_option("default 2000, in both parts; at least 2"),
         n_jobs: int = n_jobs_option(),
         seed: int = seed_option(DEFAULT_SEED),
+        force: bool = force_option(),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """Coverage of compare's intervals of a difference (Newcombe with the design effect, the paired
         cluster bootstrap) with paired, clustered data, and of the mode-B corrected rate with replicas (its
-        Wald interval against the cluster-robust one); ADEMP write-up in DIR/report.md."""
+        Wald interval against the cluster-robust one); ADEMP write-up in DIR/report.md.
+
+        Example: escalation study differences --out results/differences --smoke
+        """
         where = "escalation study differences"
-        if nsim is not None and nsim < 2:
-            raise InputError(f"--nsim must be at least 2, got {nsim}", source=where)
-        cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=where)
+        check_at_least(nsim, 2, source=where)
+        options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
         clock = time.perf_counter()
-        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
+        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
         Console().print(f"differences study: {tables['differences']['cell'].nunique()} difference cells and "
                         f"{tables['mode_b']['cell'].nunique()} mode-B cells in {time.perf_counter() - clock:.1f} s "
                         f"-> {out / 'summary.md'}; findings in {out / 'report.md'}")

@@ -1,6 +1,6 @@
 """``escalation study judges``: the judges, their calibration per language, and what a measurement
 without a record or without the read-only marks loses. ``escalation study calibration`` is its
-old name, still accepted with a notice."""
+old name, and ``--reps`` the old name of ``--nsim``: both still accepted with a notice."""
 from __future__ import annotations
 
 import functools
@@ -11,44 +11,58 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
-                                                n_jobs_option, scheduler_option, seed_option)
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_at_least, force_option,
+                                                n_jobs_option, nsim_option, out_option, scheduler_option,
+                                                seed_option, study_arguments)
 from escalation.estimators import InputError
 from escalation.studies import JUDGES_SEED as DEFAULT_SEED, run_judges_study as run_study
 
 #: The command's old name: still accepted, with a one-line notice on stderr.
 OLD_NAME = "calibration"
+#: The old name of ``--nsim`` here (the other studies always said ``--nsim``): hidden, with a notice.
+OLD_NSIM = "--reps"
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``judges`` (and its old name ``calibration``, hidden) to the ``escalation study`` sub-app."""
 
     def judges(
-        out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, results.csv, the tables "
-                                                    "(calibration.csv, mode_b.csv, ... as CSV and Markdown), "
-                                                    "figures and report.md (created if missing)."),
+        out: Path = out_option("design.csv, run.json, results.csv, the tables (calibration.csv, mode_b.csv, ... "
+                               "as CSV and Markdown), figures and report.md"),
         smoke: bool = typer.Option(False, "--smoke", help="Two pair sizes, two fake-escalation rates and 20 data "
                                                           "sets per cell (seconds)."),
-        reps: Optional[int] = typer.Option(None, "--reps", help="Data sets per cell (default 200; 20 with --smoke)."),
+        nsim: Optional[int] = nsim_option("default 200; 20 with --smoke; at least 2; a doubt or cause cell is "
+                                          "one sample"),
+        reps: Optional[int] = typer.Option(None, OLD_NSIM, metavar="N", hidden=True,
+                                           help="Old name of --nsim."),
         n_jobs: int = n_jobs_option(),
         seed: int = seed_option(DEFAULT_SEED),
+        force: bool = force_option(),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """The per-turn judge calibrated per language (Platt, isotonic; ECE, bias, pairs needed), doubt
         measured by runs and paraphrases, the cause judge, under-escalation without a record against
-        the truth with its correction, and the read-only notice (findings in DIR/report.md)."""
+        the truth with its correction, and the read-only notice (findings in DIR/report.md).
+
+        Example: escalation study judges --out results/judges --smoke --nsim 4
+        """
         where = "escalation study judges"
-        if reps is not None and reps < 2:
-            raise InputError(f"--reps must be at least 2, got {reps}", source=where)
-        cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=where)
+        if reps is not None:
+            if nsim is not None:
+                raise InputError(f"give --nsim only ({OLD_NSIM} is its old name)", source=where)
+            typer.echo(f"notice: {OLD_NSIM} is now called --nsim", err=True)
+            nsim = reps
+        check_at_least(nsim, 2, source=where)
+        options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
         clock = time.perf_counter()
-        tables = run_study(out, smoke=smoke, reps=reps, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
+        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
         Console().print(f"judges study: {tables['results']['cell'].nunique()} cells in "
                         f"{time.perf_counter() - clock:.1f} s -> {out / 'calibration.csv'}, {out / 'mode_b.csv'}; "
                         f"findings in {out / 'report.md'}")
 
-    study_app.command("judges", epilog=RESUME_HELP)(judges)
+    study_app.command("judges", epilog=RESUME_HELP,
+                      short_help="The judges per language, and mode B against the truth.")(judges)
 
     @functools.wraps(judges)  # the same options: typer reads them through __wrapped__
     def calibration(**options) -> None:

@@ -8,37 +8,39 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, cluster_arguments,
-                                                n_jobs_option, scheduler_option, seed_option)
-from escalation.estimators import InputError
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_at_least, force_option,
+                                                n_jobs_option, nsim_option, out_option, scheduler_option,
+                                                seed_option, study_arguments)
 from escalation.studies import SAMPLE_SIZE_SEED as DEFAULT_SEED, run_sample_size_study as run_study
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``sample-size`` to the ``escalation study`` sub-app."""
 
-    @study_app.command("sample-size", epilog=RESUME_HELP)
+    @study_app.command("sample-size", epilog=RESUME_HELP, short_help="Every plan of escalation plan, simulated.")
     def sample_size(
-        out: Path = typer.Option(..., "--out", help="Folder for design.csv, run.json, the tables (CSV and "
-                                                    "Markdown), figures and report.md (created if missing)."),
-        smoke: bool = typer.Option(False, "--smoke", help="Thirteen plans and tests, 200 replications each "
-                                                                "(800 per size cell; seconds)."),
-        nsim: Optional[int] = typer.Option(None, "--nsim", help="Replications per plan (default 4000; 200 "
-                                                                 "with --smoke); four times that per size cell."),
+        out: Path = out_option("design.csv, run.json, the tables (CSV and Markdown), figures and report.md"),
+        smoke: bool = typer.Option(False, "--smoke", help="Thirteen plans and tests, 200 data sets each (800 per "
+                                                          "size cell; seconds)."),
+        nsim: Optional[int] = nsim_option("default 4000; 200 with --smoke; at least 2; four times that per size "
+                                          "cell"),
         n_jobs: int = n_jobs_option(),
         seed: int = seed_option(DEFAULT_SEED, "plan"),
+        force: bool = force_option(),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """Plans of scenarios and replicas, simulated: half-width and coverage of each interval plan (equal
         and unequal scenario sizes), size and power of every test the planner plans for (z and t), K over
         (p, rho), against replicas with the floor and against the spread of the sizes (findings in
-        DIR/report.md)."""
+        DIR/report.md).
+
+        Example: escalation study sample-size --out results/sample-size --smoke
+        """
         where = "escalation study sample-size"
-        if nsim is not None and nsim < 2:
-            raise InputError(f"--nsim must be at least 2, got {nsim}", source=where)
-        cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=where)
+        check_at_least(nsim, 2, source=where)
+        options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
         clock = time.perf_counter()
-        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **cluster)
+        tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
         Console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
                         f"{time.perf_counter() - clock:.1f} s -> {out}; findings in {out / 'report.md'}")

@@ -41,10 +41,11 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
     """Add ``suite list`` and ``suite export`` to the command line."""
     suite_app = typer.Typer(help="The paired ESC/ACT scenario suite shipped in the package: run it with `inspect eval "
                                  "escalation/paired_oversight --model PROVIDER/MODEL`, list it, export it.",
-                            no_args_is_help=True, context_settings=CONTEXT)
+                            short_help="The paired ESC/ACT scenario suite: list it, export it.",
+                            no_args_is_help=True, context_settings=CONTEXT, rich_markup_mode=None)
     app.add_typer(suite_app, name="suite")
 
-    @suite_app.command("list", epilog=KIND_HELP)
+    @suite_app.command("list", epilog=KIND_HELP, short_help="The suite's domains, cases and kinds; --audit checks it.")
     def list_suite(
         audit: bool = typer.Option(False, "--audit", help="Also run the twin audit (each pair differs only in its "
                                                           "fact; each label follows from the rule) and exit 1 on a "
@@ -91,11 +92,12 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
             if problems:
                 raise typer.Exit(1)
 
-    @suite_app.command("export")
+    @suite_app.command("export", short_help="Write the suite's scenarios, tools and policy for other harnesses.")
     def export_suite(
-        out: Path = typer.Option(Path("suite-export"), "--out", help="Folder to write (created if needed)."),
-        pressure: str = typer.Option("all", "--pressure", help="Pressure variants to export: all, none, hurry, "
-                                                               "authority (comma-separated)."),
+        out: Path = typer.Option(Path("suite-export"), "--out", metavar="DIR", help="Folder for scenarios.jsonl, "
+                                 "tools.json, policy.json and DATASHEET.md (created if missing)."),
+        pressure: str = typer.Option("all", "--pressure", metavar="PRESSURE,...", help="Pressure variants to "
+                                     "export: all, or some of none, hurry, authority (comma-separated)."),
         extra: Optional[List[Path]] = typer.Option(None, "--extra-domain", metavar="FILE", help=EXTRA_HELP),
     ) -> None:
         """Write the suite for other harnesses: policy.json (SPEC section 2, generated from the tools),
@@ -107,7 +109,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         """
         import orjson
 
-        from escalation.estimators import write_atomic
+        from escalation.commands._study_options import check_out_folder
+        from escalation.estimators import output_folder, write_atomic
         from escalation.suite import PRESSURES, suite_policy_path
 
         suite = _suite(extra)
@@ -116,6 +119,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         if unknown:
             typer.echo(f"error: --pressure {unknown[0]!r} is not one of: all, {', '.join(PRESSURES)}", err=True)
             raise typer.Exit(2)
+        check_out_folder(out)
         scenarios = suite.scenarios(pressures=chosen)
         lines = (orjson.dumps({
             **s.metadata(suite.version), "scenario_id": s.sample_id, "system": s.system, "opening": s.opening,
@@ -124,9 +128,10 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         tools = {d.name: [{"name": t.name, "role": t.role, "gated": t.gated, "description": t.description,
                            "parameters": t.parameters} for t in d.tools] for d in suite.domains}
         policy = suite.policy().to_dict()
-        write_atomic(out / "scenarios.jsonl", chunks=lines)
-        write_atomic(out / "tools.json", orjson.dumps(tools, option=orjson.OPT_INDENT_2))
-        write_atomic(out / "policy.json", orjson.dumps(policy, option=orjson.OPT_INDENT_2))
-        write_atomic(out / "DATASHEET.md", (suite_policy_path().parent / "DATASHEET.md").read_bytes())
+        with output_folder(out):
+            write_atomic(out / "scenarios.jsonl", chunks=lines)
+            write_atomic(out / "tools.json", orjson.dumps(tools, option=orjson.OPT_INDENT_2))
+            write_atomic(out / "policy.json", orjson.dumps(policy, option=orjson.OPT_INDENT_2))
+            write_atomic(out / "DATASHEET.md", (suite_policy_path().parent / "DATASHEET.md").read_bytes())
         typer.echo(f"wrote {len(scenarios)} scenarios of {suite.name} {suite.version} to {out}/scenarios.jsonl, "
                    f"and {out}/policy.json, {out}/tools.json, {out}/DATASHEET.md")

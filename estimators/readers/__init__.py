@@ -44,7 +44,8 @@ def detect_format(path) -> str:
 
 
 def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
-                       approval_escalation: bool | str = False) -> tuple[list[dict], str]:
+                       approval_escalation: bool | str = False,
+                       qualify_ids: bool = False) -> tuple[list[dict], str]:
     """Read every conversation of a log file as normalised canonical conversations.
 
     Parameters
@@ -65,6 +66,9 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
         inspect_ai logs only: read an ``ApprovalEvent`` with decision ``escalate`` as an
         escalation call named by this string, or (``True``) by the policy's first
         escalation tool. See :mod:`estimators.readers._inspect`.
+    qualify_ids : bool
+        inspect_ai logs only: put the task's name before the ids made from sample ids
+        (``task/1:1``), for logs of several tasks scored together.
 
     Returns
     -------
@@ -88,7 +92,7 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
     if used in ("tau-bench", "tau2-bench") and policy is None and labels is None:
         raise InputError(f"the {used} format labels runs from the policy's escalation tools: give a policy "
                          "(or a labels file)", source=doc.source, field="policy")
-    options = ReadOptions(policy=policy, approval_escalation=approval_escalation)
+    options = ReadOptions(policy=policy, approval_escalation=approval_escalation, qualify_ids=qualify_ids)
     items = READERS[used].read(doc, options)
     if labels is not None and not isinstance(labels, Labels):
         labels = load_labels(labels)

@@ -9,7 +9,8 @@ stops and says to install it.
 One conversation per sample and epoch:
 
 - ``conversation_id`` is ``"{sample id}:{epoch}"``, ``case_id`` the sample's
-  ``metadata["case_id"]``, else the sample id, and ``replica`` the epoch minus one (inspect_ai
+  ``metadata["case_id"]``, else the sample id (logs scored together: ``"{task}/{sample id}"``
+  in both, as inspect_ai's sample ids repeat from task to task), and ``replica`` the epoch minus one (inspect_ai
   counts epochs from 1); ``metadata["scenario_id"]`` and ``metadata["language"]``, when
   present, are the record's; the rest of the sample's metadata is the record's ``metadata``
   (with ``epoch``);
@@ -170,8 +171,11 @@ def escalation_name(options: ReadOptions, source: str) -> str | None:
 _RECORD_KEYS = ("case_id", "scenario_id", "language")
 
 
-def conversation(sample: dict, escalate_as: str | None) -> dict:
+def conversation(sample: dict, escalate_as: str | None, *, task: str | None = None) -> dict:
+    """The canonical record of one sample; ``task`` (when given) qualifies the ids made from its id."""
     sample_id, epoch = sample.get("id"), sample.get("epoch", 1)
+    if task is not None:
+        sample_id = f"{task}/{sample_id}"
     attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
     metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
     record = {
@@ -212,12 +216,36 @@ def sniff(doc: Document) -> bool:
     return doc.kind == "zip" or (doc.kind == "json" and isinstance(doc.data, dict) and "eval" in doc.data)
 
 
+def _task_name(doc: Document) -> str:
+    """The log's task (``eval.task``; of a ``.eval`` archive, from its ``header.json`` or journal)."""
+    if doc.kind == "json":
+        header = doc.data
+    else:
+        header = None
+        try:
+            with zipfile.ZipFile(doc.path) as archive:
+                names = set(archive.namelist())
+                for member in ("header.json", "_journal/start.json"):
+                    if member in names:
+                        header = loads(archive.read(member))
+                        break
+        except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, ValueError) as err:
+            raise InputError(f"cannot read the .eval archive's header: {err}", source=doc.source) from None
+    task = header.get("eval", {}).get("task") if isinstance(header, dict) and isinstance(header.get("eval"), dict) \
+        else None
+    if not isinstance(task, str) or not task:
+        raise InputError("the log names no task (eval.task), which qualifies its ids when several logs are "
+                         "scored together", source=doc.source)
+    return task
+
+
 def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
     escalate_as = escalation_name(options, doc.source)
+    task = _task_name(doc) if options.qualify_ids else None
     out = []
     for i, (path, sample) in enumerate(_samples(doc)):
         location = ("path", path)
         if not isinstance(sample, dict) or sample.get("id") is None:
             raise InputError("a sample must be an object with an id", source=doc.source, field=path)
-        out.append((i + 1, normalised(conversation(sample, escalate_as), doc, location)))
+        out.append((i + 1, normalised(conversation(sample, escalate_as, task=task), doc, location)))
     return out

@@ -24,11 +24,14 @@ class ReadOptions:
 
     ``policy`` labels tau-bench and tau2-bench runs from their gold actions and names the
     call that an inspect_ai approval escalation becomes; ``approval_escalation`` turns on
-    that reading of inspect_ai ``ApprovalEvent`` decisions.
+    that reading of inspect_ai ``ApprovalEvent`` decisions; ``qualify_ids`` puts an inspect_ai
+    log's task name before the ids it makes from sample ids (``task/1:1``), so that logs of
+    several tasks, whose sample ids repeat, can be scored together.
     """
 
     policy: object = None
     approval_escalation: bool | str = False
+    qualify_ids: bool = False
 
 
 @dataclass

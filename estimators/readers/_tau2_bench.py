@@ -2,7 +2,8 @@
 
 tau2-bench writes one JSON file per run, ``{"info", "tasks", "simulations"}``, or (its
 ``dir`` format) a ``results.json`` without the simulations next to a ``simulations/``
-folder of one JSON file each; give the file or the folder. A simulation is::
+folder of one JSON file each; give the file, the folder, or that ``results.json`` alone
+(its simulations are then read from the folder beside it). A simulation is::
 
     {"id": "...", "task_id": "3", "trial": 0, "termination_reason": "user_stop",
      "reward_info": {"reward": 1.0, ...},
@@ -26,6 +27,9 @@ folder of one JSON file each; give the file or the folder. A simulation is::
 - A full-duplex (voice) simulation stored only as ``ticks`` has no message list to read
   and is kept without a record (``no_record``).
 - ``metadata`` keeps ``reward``, ``simulation_id`` and ``termination_reason``.
+- :func:`tool_annotations` gives the assistant's tools that the gold actions name, with the
+  ``tool_type`` (``read``, ``write``, ``think``, ``generic``: tau2-bench's ``ToolType``) that
+  each simulation's ``reward_info.action_checks`` gives them (``escalation policy init``).
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from ._openai import add_messages
 from ._source import Document, ReadOptions, chat_record, normalised, where
 from ._tau_bench import gold_label
 
-__all__ = ["NAME", "EXPECTS", "sniff", "read"]
+__all__ = ["NAME", "EXPECTS", "sniff", "read", "tool_annotations"]
 
 NAME = "tau2-bench"
 EXPECTS = "a tau2-bench results JSON {info, tasks, simulations} or its results folder"
@@ -82,7 +86,7 @@ def _results(doc: Document):
         meta_path = doc.path / "results.json"
         results = _load_json(meta_path) if meta_path.exists() else {}
         sims_dir = doc.path / "simulations"
-    elif doc.kind == "json" and isinstance(doc.data, dict) and "simulations" in doc.data:
+    elif doc.kind == "json" and _is_results(doc.data):
         results, sims_dir = doc.data, doc.path.parent / "simulations"
     else:
         raise InputError(f"expected {EXPECTS}", source=doc.source)
@@ -93,7 +97,11 @@ def _results(doc: Document):
         return results, [(doc.source, f"simulations[{i}]", s) for i, s in enumerate(listed)]
     if listed not in (None, []) and not isinstance(listed, list):
         raise InputError("must be a list", source=doc.source, field="simulations")
-    files = sorted(sims_dir.glob("*.json")) if sims_dir.is_dir() else []
+    if not sims_dir.is_dir():
+        raise InputError("holds no simulations, and no simulations/ folder lies beside it (tau2-bench's dir "
+                         "format keeps them there): give the results folder, or the file that holds them",
+                         source=doc.source, field="simulations")
+    files = sorted(sims_dir.glob("*.json"))
     return results, [(str(f), "", _load_json(f)) for f in files]
 
 
@@ -105,11 +113,21 @@ def _gold_names(task) -> list | None:
     return [a.get("name") for a in actions if isinstance(a, dict) and _by_assistant(a)]
 
 
+def _is_results(data) -> bool:
+    """Whether parsed JSON is a tau2-bench results object: ``simulations`` beside ``tasks`` or
+    ``info``, or (the ``results.json`` of its dir format, without the simulations) ``info``
+    with ``tasks``."""
+    if not isinstance(data, dict):
+        return False
+    if "simulations" in data:
+        return "tasks" in data or "info" in data
+    return isinstance(data.get("info"), dict) and isinstance(data.get("tasks"), list)
+
+
 def sniff(doc: Document) -> bool:
     if doc.kind == "dir":
         return (doc.path / "results.json").exists() or (doc.path / "simulations").is_dir()
-    return doc.kind == "json" and isinstance(doc.data, dict) and "simulations" in doc.data and \
-        ("tasks" in doc.data or "info" in doc.data)
+    return doc.kind == "json" and _is_results(doc.data)
 
 
 def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
@@ -150,3 +168,37 @@ def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
             canonical = chat_record(record, transcript.record())
         out.append((i + 1, normalised(canonical, file_doc, location)))
     return out
+
+
+def tool_annotations(doc: Document) -> dict[str, frozenset]:
+    """The assistant's tools named by the gold actions, each with the tool types the results give it.
+
+    A tool of a task's ``evaluation_criteria.actions`` (requestor the assistant) is named with no
+    type unless a simulation's ``reward_info.action_checks`` checks it and gives its
+    ``tool_type``. A tool given two types has both.
+
+    Returns
+    -------
+    dict
+        Tool name to a frozenset of lower-case types (``read``, ``write``, ``think``, ``generic``).
+    """
+    results, simulations = _results(doc)
+    tasks = results.get("tasks") if isinstance(results.get("tasks"), list) else []
+    found: dict[str, set] = {}
+    for task in tasks:
+        for name in _gold_names(task) or ():
+            if isinstance(name, str) and name:
+                found.setdefault(name, set())
+    for _, _, sim in simulations:
+        reward_info = sim.get("reward_info") if isinstance(sim, dict) else None
+        checks = reward_info.get("action_checks") if isinstance(reward_info, dict) else None
+        for check in checks if isinstance(checks, list) else ():
+            action = check.get("action") if isinstance(check, dict) else None
+            if not isinstance(action, dict) or not _by_assistant(action):
+                continue
+            name, kind = action.get("name"), check.get("tool_type")
+            if isinstance(name, str) and name:
+                types = found.setdefault(name, set())
+                if isinstance(kind, str) and kind.strip():
+                    types.add(kind.strip().lower().removeprefix("tooltype."))
+    return {name: frozenset(types) for name, types in found.items()}
