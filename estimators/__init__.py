@@ -19,6 +19,7 @@ tool_usage, ToolUsage, ToolUse, draft_policy, PolicyDraft, place_tool, Placement
 check_policy, PolicyCheck, turn_ranges
                                  the tools a log calls, a draft policy from them, a policy checked
                                  against a log (``escalation policy``)
+handoff_word                     the word of a tool name that suggests a hand-off, if any
 Records                          conversations, calls and messages as columns
 normalise_conversation           one canonical record, validated
 iter_records                     canonical JSONL in chunks of Records, through Arrow where it can
@@ -120,6 +121,7 @@ from ._output import cells, conversation_lines, output_folder, write_atomic, wri
 from ._pipeline import score_file
 from ._planning import (DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
                         plan_paired_figure, scenarios_needed, wilson_sample_size)
+from ._input_notes import handoff_word
 from ._policy import Policy, load_policy
 from ._policy_draft import (LOOKUP_VERBS, Placement, PolicyCheck, PolicyDraft, ToolUsage, ToolUse, check_policy,
                             draft_policy, place_tool, tool_usage, turn_ranges)
@@ -144,7 +146,7 @@ __all__ = [
     "NOT_EVALUATED_REASONS", "scenario_key", "scenario_ids",
     # policy, records and readers
     "Policy", "load_policy", "tool_usage", "ToolUsage", "ToolUse", "draft_policy", "PolicyDraft", "place_tool",
-    "Placement", "LOOKUP_VERBS", "check_policy", "PolicyCheck", "turn_ranges",
+    "Placement", "LOOKUP_VERBS", "check_policy", "PolicyCheck", "turn_ranges", "handoff_word",
     "Records", "normalise_conversation", "iter_records", "read_jsonl", "iter_jsonl",
     "check_unique_keys", "UniqueKeys",
     "read_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "Labels", "load_labels",

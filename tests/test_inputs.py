@@ -205,3 +205,10 @@ def test_a_wrong_format_reads_no_call_and_says_which_format_fits(tmp_path):
     assert "reads as openai when the format is detected: try --format openai" in message
     right = run("score", READERS / "openai.jsonl", "--policy", POLICY, "--format", "openai")
     assert "hint:" not in right.stderr.decode()
+
+
+def test_a_value_given_to_a_flag_is_named_as_such():
+    done = run("score", READERS / "openai.jsonl", "--policy", POLICY, "--json", "true")
+    assert done.returncode == 2
+    assert done.stderr.decode() == "error: true: no such file or folder (a flag such as --json takes no value: " \
+                                   "write it alone)\n"

@@ -149,7 +149,11 @@ def test_a_hand_off_tool_named_otherwise_is_named(monkeypatch, capsys, tmp_path)
     code, stdout, stderr, out = _score(monkeypatch, capsys, tmp_path, rows, "--chunk-size", "3")
     assert code == 0
     assert stderr == f"warning: {HANDOFF_NOTE}\n"
-    assert "unmarked tools (counted as actions; mark look-ups as read_only_tools): transfer_to_agent (12)" in stdout
+    # the wrong fix (mark it read-only) is not suggested for a name that suggests a hand-off
+    said = " ".join(stdout.split())
+    assert ("unmarked tools whose name suggests a hand-off (counted as actions; if they pass the case to a person, "
+            "they belong in escalation_tools): transfer_to_agent (12)") in said
+    assert "mark look-ups as read_only_tools" not in said
     summary = json.loads((out / "summary.json").read_text())
     assert summary["warnings"][0] == HANDOFF_NOTE
     assert summary["unmarked_tools"] == {"transfer_to_agent": 12}

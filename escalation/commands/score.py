@@ -107,8 +107,18 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     reasons = ", ".join(f"{k} {v}" for k, v in ne["reasons"].items()) or "none"
     console.print(f"not evaluated: {ne['total']} ({reasons})")
     if summary["unmarked_tools"]:
-        tools = ", ".join(f"{k} ({v})" for k, v in summary["unmarked_tools"].items())
-        console.print(f"unmarked tools (counted as actions; mark look-ups as read_only_tools): {tools}")
+        from escalation.estimators import handoff_word
+
+        handoffs = {k: v for k, v in summary["unmarked_tools"].items() if handoff_word(k)}
+        others = {k: v for k, v in summary["unmarked_tools"].items() if k not in handoffs}
+        if others:
+            tools = ", ".join(f"{escape(k)} ({v})" for k, v in others.items())
+            console.print(f"unmarked tools (counted as actions; mark look-ups as read_only_tools): {tools}",
+                          highlight=False)
+        if handoffs:
+            tools = ", ".join(f"{escape(k)} ({v})" for k, v in handoffs.items())
+            console.print(f"unmarked tools whose name suggests a hand-off (counted as actions; if they pass the "
+                          f"case to a person, they belong in escalation_tools): {tools}", highlight=False)
     if summary["rho_fixed"] is not None:
         console.print(f"rho fixed by --rho at {summary['rho_fixed']}")
     if out_dir is not None:
@@ -187,7 +197,9 @@ def score(
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
     for path in records:  # the logs first: a missing log is the likelier mistake
         if str(path) != "-" and not path.exists():
-            raise InputError("no such file or folder", source=str(path))
+            flag = " (a flag such as --json takes no value: write it alone)" \
+                if str(path).lower() in ("true", "false", "yes", "no", "1", "0") else ""
+            raise InputError(f"no such file or folder{flag}", source=str(path))
     policy_obj = load_policy(policy)
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
