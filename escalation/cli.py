@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+import threading
 
 import typer
 
@@ -63,13 +65,38 @@ for _name in _COMMAND_MODULES:
     importlib.import_module(f"escalation.commands.{_name}").register(app, study_app)
 
 
+class _Interrupted(BaseException):
+    """Ctrl-C or a kill (SIGTERM): unwinds like KeyboardInterrupt, so the run removes what it created, but
+    reaches :func:`main` (click turns a KeyboardInterrupt into a silent exit 130)."""
+
+
+def _interrupt(signum, frame) -> None:
+    raise _Interrupted(signal.Signals(signum).name)
+
+
 def main() -> None:
-    """Entry point: bad input ends with a one-line message and exit code 2, never a traceback."""
+    """Entry point: a failure that is not a bug ends with a one-line message and exit code 2, never a
+    traceback: bad input (:class:`InputError`), a file that cannot be read or written (an
+    :class:`OSError`: the path and the system's reason, e.g. ``No space left on device``) and an
+    interrupted run (Ctrl-C, SIGTERM). Each removes what the run created before the message."""
+    signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
+    previous = {number: signal.signal(number, _interrupt) for number in signals}
     try:
         app()  # click's standalone mode prints usage errors and exits 2 itself
     except InputError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
+    except OSError as err:
+        where = err.filename if err.filename is not None else None
+        typer.echo(f"error: {InputError(err.strerror or str(err), source=where and str(where))}", err=True)
+        sys.exit(2)
+    except _Interrupted as err:
+        typer.echo(f"error: interrupted ({err}); the files this run had begun are removed (a study keeps its "
+                   "finished cells: run it again to resume)", err=True)
+        sys.exit(2)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 if __name__ == "__main__":

@@ -37,15 +37,29 @@ hold). It must answer with one JSON object ``{"p": <a number from 0 to 1>}``
 (:func:`parse_turn_answer` says what else it accepts). The cause judge's prompt is
 :meth:`~escalation.estimators.CauseQuestion.chat_messages`; its answer is read by
 :func:`~escalation.estimators.parse_cause_answer`.
+
+The network
+-----------
+A judge sends the provider's key and the conversations to the model's endpoint. A model
+reached over plain ``http://`` at another machine than this one is refused (a ValueError when
+the judge is made): only ``https://``, or ``http://`` to ``localhost``, ``127.0.0.0/8`` or
+``::1`` (ollama, vLLM, a local proxy). The base URL is the model's, however it was given
+(``get_model(..., base_url=)``, or the provider's variable such as ``OPENAI_BASE_URL``). And the
+model's HTTP clients do not follow redirects: a redirect fails the model call
+(:class:`TurnJudgeError`), so neither the key nor the conversations reach another host.
 """
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import math
 import re
 import threading
+import types
+from collections import deque
 from typing import Awaitable, Callable, Sequence
+from urllib.parse import urlsplit
 
 import numpy as np
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
@@ -208,6 +222,73 @@ def _resolve(model) -> Model:
                     f"got {model!r}")
 
 
+# ------------------------------------------------------------------ the network
+#
+# inspect_ai builds the providers' HTTP clients with follow_redirects=True (inspect_ai/_util/
+# http_defaults.py and http_defaults_httpx2.py, default_client_kwargs), as the OpenAI and Anthropic
+# SDKs do (their DefaultHttpxClient). On a redirect to another origin httpx drops only the
+# Authorization header (httpx/_client.py, BaseClient._redirect_headers, 0.28): Anthropic's
+# X-Api-Key, Azure's api-key and Google's x-goog-api-key go to the new host, and a 307 or 308
+# sends the conversations there again. A model's endpoint has no reason to redirect, so the
+# judges' model clients follow none.
+
+_HTTP_PACKAGES = ("httpx", "httpx2")
+_LEAVES = (str, bytes, bytearray, int, float, complex, type, types.ModuleType, types.FunctionType, types.MethodType,
+           types.BuiltinFunctionType)
+_VISITS = 5_000  # objects searched for HTTP clients and base URLs, from the model's API object
+
+
+def _is_http_client(obj) -> bool:
+    """Whether ``obj`` is an httpx (or httpx2) client, or an SDK's subclass of one."""
+    return any(cls.__name__ in ("Client", "AsyncClient") and cls.__module__.split(".")[0] in _HTTP_PACKAGES
+               for cls in type(obj).__mro__)
+
+
+def _reachable(root):
+    """Objects reachable from ``root`` through instance attributes and the items of containers,
+    breadth first (at most ``_VISITS``; not into modules, classes, functions or an HTTP client):
+    a provider keeps its SDK client, which keeps its HTTP client."""
+    seen, queue = set(), deque([root])
+    while queue and len(seen) < _VISITS:
+        obj = queue.popleft()
+        if id(obj) in seen or obj is None or isinstance(obj, _LEAVES):
+            continue
+        seen.add(id(obj))
+        yield obj
+        if isinstance(obj, dict):
+            queue.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            queue.extend(obj)
+        elif not _is_http_client(obj) and isinstance(getattr(obj, "__dict__", None), dict):
+            queue.extend(vars(obj).values())
+
+
+def _is_local(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guard(model: Model) -> None:
+    """Refuse a model reached over plain http at another machine; stop its HTTP clients following
+    redirects (see the module notes)."""
+    for obj in _reachable(model.api):
+        attributes = vars(obj) if isinstance(getattr(obj, "__dict__", None), dict) else {}
+        for url in (attributes.get("base_url"), attributes.get("_base_url")):
+            parts = urlsplit(str(url or ""))
+            if parts.scheme.lower() == "http" and not _is_local(parts.hostname):
+                raise ValueError(f"the model {model} is reached at {url}, plain http to another machine: the key "
+                                 "and the conversations would cross the network unencrypted. Use https:// (http "
+                                 "only to localhost, 127.0.0.1 or ::1)")
+        if _is_http_client(obj):
+            obj.follow_redirects = False
+
+
 def _check_concurrency(value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"max_concurrency must be an integer >= 1, got {value!r}")
@@ -272,6 +353,7 @@ class _InspectJudge:
         if config is not None and not isinstance(config, GenerateConfig):
             raise TypeError(f"config must be an inspect_ai GenerateConfig, got {type(config).__name__}")
         self.model = _resolve(model)
+        _guard(self.model)
         self.config = GenerateConfig(temperature=0) if config is None else config
         self.max_concurrency = _check_concurrency(max_concurrency)
         self.calls = 0
@@ -281,6 +363,7 @@ class _InspectJudge:
 
     async def _generate(self, messages: Sequence[dict], error: type[Exception], what: str) -> str:
         self.calls += 1
+        _guard(self.model)  # a provider may have made new clients since (a refresh of its key)
         try:
             output = await self.model.generate(_chat(messages), config=self.config)
         except Exception as err:

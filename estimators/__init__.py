@@ -28,6 +28,7 @@ check_unique_keys, UniqueKeys    the key rule (unique ``conversation_id`` and (c
                                  of a table, or streamed
 read_conversations, detect_format, FORMATS, inspect_sample_conversation
                                  every supported log format
+ArchiveLimits                    the most an inspect_ai .eval archive may decompress to
 Labels, load_labels, load_plan   labels and planned scenarios for logs that carry none
 InputError                       bad input: one line naming the file, line and field
 
@@ -38,8 +39,8 @@ score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
 score_file                       logs end to end, in bounded memory
 log_inputs, describe_file        the logs of a command line (files, folders, -) and their provenance
 TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
-cells, conversation_lines, write_outputs, write_atomic, output_folder
-                                 the per-turn cells and the output files
+cells, conversation_lines, write_outputs, write_atomic, write_files, output_folder, check_out_dir,
+remove_stale_temporaries         the per-turn cells and the output files
 
 Rates, intervals and pairs (SPEC section 5)
 ===========================================
@@ -63,7 +64,7 @@ exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES
 Planning and comparison
 =======================
 plan_interval, plan_paired_figure, plan_difference, scenarios_needed, wilson_sample_size,
-IntervalPlan, PairedFigurePlan, DifferencePlan
+IntervalPlan, PairedFigurePlan, DifferencePlan, MAX_PLAN_SIZE
 compare_scored, read_scored, Comparison, MetricDifference, ScenarioMismatchError, inverted_p_value
                                  two assistants on the same scenarios (B minus A), p-values by test inversion
 coverage_word, CoverageWord, DIFFERENCE_COVERAGE_STUDY, difference_warnings, interval_advice,
@@ -117,9 +118,10 @@ from ._leaderboard import (Leaderboard, PairVerdict, Standing, compact_letter_di
                            leaderboard, log_model)
 from ._misclassification import CorrectedRate, predictive_value_correction, rogan_gladen
 from ._inputs import LOG_SUFFIXES, describe_file, log_inputs
-from ._output import cells, conversation_lines, output_folder, write_atomic, write_outputs
+from ._output import (cells, check_out_dir, conversation_lines, output_folder, remove_stale_temporaries, write_atomic,
+                      write_files, write_outputs)
 from ._pipeline import score_file
-from ._planning import (DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
+from ._planning import (MAX_PLAN_SIZE, DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval,
                         plan_paired_figure, scenarios_needed, wilson_sample_size)
 from ._input_notes import handoff_word
 from ._policy import Policy, load_policy
@@ -137,7 +139,7 @@ from ._turn_judge import (TurnJudge, TurnProbabilities, TurnQuestion, TurnQuesti
 from ._vectorised import RESULT_COLUMNS, score_records
 from ._vocabulary import (ACT, BASE_CAUSES, ESC, LABELS, MODE_ALIASES, MODES, NOT_EVALUATED_REASONS, OVER_CAUSES, RECORD, TEXT,
                           UNDER_CAUSES, check_mode, normalise_label, normalise_labels, scenario_ids, scenario_key)
-from .readers import FORMATS, detect_format, inspect_sample_conversation, read_conversations
+from .readers import FORMATS, ArchiveLimits, detect_format, inspect_sample_conversation, read_conversations
 
 __all__ = [
     # the vocabulary
@@ -149,11 +151,13 @@ __all__ = [
     "Placement", "LOOKUP_VERBS", "check_policy", "PolicyCheck", "turn_ranges", "handoff_word",
     "Records", "normalise_conversation", "iter_records", "read_jsonl", "iter_jsonl",
     "check_unique_keys", "UniqueKeys",
-    "read_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "Labels", "load_labels",
+    "read_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "ArchiveLimits", "Labels",
+    "load_labels",
     "load_plan", "InputError",
     # scoring
     "score_conversation", "score_records", "RESULT_COLUMNS", "score_file", "TextJudge", "PhraseJudge", "turn_texts",
-    "cells", "conversation_lines", "write_outputs", "write_atomic", "output_folder",
+    "cells", "conversation_lines", "write_outputs", "write_atomic", "write_files", "output_folder", "check_out_dir",
+    "remove_stale_temporaries",
     "log_inputs", "describe_file", "LOG_SUFFIXES",
     # rates, intervals and pairs
     "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated",
@@ -166,7 +170,7 @@ __all__ = [
     "rho_upper_bound", "korn_graubard_size", "RHO_BOUND_LEVEL", "critical_value", "ExactCoverage",
     "MAX_ESTIMATED_RHO_STATES",
     # planning and comparison
-    "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
+    "plan_interval", "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size", "MAX_PLAN_SIZE",
     "IntervalPlan", "PairedFigurePlan", "DifferencePlan", "compare_scored", "read_scored", "Comparison",
     "MetricDifference", "ScenarioMismatchError", "inverted_p_value", "coverage_word", "CoverageWord",
     "DIFFERENCE_COVERAGE_STUDY", "FEW_CASES_NEWCOMBE", "FEW_CASES_BOOTSTRAP", "difference_warnings", "interval_advice",

@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ._keys import key_hashes
-from ._records import Records, iter_jsonl
-from ._vocabulary import normalise_labels, scenario_ids
+from ._records import BOM, Records, iter_jsonl
+from ._vocabulary import MAX_TURNS, normalise_labels, scenario_ids
 
 __all__ = ["FastPathUnavailable", "iter_records"]
 
@@ -146,7 +146,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
     turns = _ints(turns_given, 0)
     derived = 1 + np.maximum(np.maximum(_max_turn_per_row(calls, n), _max_turn_per_row(col("messages"), n)), 0)
     turns = np.where(turns_given.is_null().to_numpy(zero_copy_only=False), derived, turns)
-    turns = np.where((turns < 1) | (turns >= 2**62), -1, turns)
+    turns = np.where((turns < 1) | (turns > MAX_TURNS), -1, turns)  # SPEC section 3: invalid_record
 
     flat = pc.list_flatten(calls)
     call_conv = pc.list_parent_indices(calls).to_numpy().astype(np.int64)
@@ -200,9 +200,11 @@ def _line_chunks(path, chunk_bytes: int):
 
     Raises :class:`FastPathUnavailable` at a line that does not start with ``{``, before Arrow
     sees it: pyarrow's JSON reader (26.0) crashes the process on a top-level ``null`` line.
+    A UTF-8 byte order mark at the start is skipped, as the reference reader skips it.
     """
-    rest = b""
     with open(path, "rb") as handle:
+        head = handle.read(len(BOM))
+        rest, unreported = head.removeprefix(BOM), len(head)
         while True:
             data = handle.read(chunk_bytes)
             whole = rest + data if rest else data
@@ -212,9 +214,10 @@ def _line_chunks(path, chunk_bytes: int):
                 raise FastPathUnavailable("a line that is not a JSON object")
             if not data:
                 if cut:
-                    yield 0, text
+                    yield unreported, text
                 return
-            yield len(data), text
+            yield len(data) + unreported, text
+            unreported = 0
 
 
 # a value that Arrow's parser takes and JSON (and the reference reader) does not: NaN, Inf, Infinity

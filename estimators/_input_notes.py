@@ -1,6 +1,7 @@
 """Notes on a result that cannot be what the user meant (SPEC section 7, decision of 2026-12-01).
 
-When no conversation is evaluated: each not-evaluated reason with what fixes it. In record mode,
+A labels file that labels no conversation: a few of its keys beside the log's ids. When no
+conversation is evaluated: each not-evaluated reason with what fixes it. In record mode,
 a log that holds no tool call, or no call of an escalation tool: the tools it does call, and those
 whose names suggest a hand-off. The facts are an :class:`InputTally`, which
 :class:`~estimators._aggregate.SummaryAccumulator` fills chunk by chunk from what the scorer
@@ -13,10 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._vocabulary import RECORD
+from ._vocabulary import MAX_TURNS, RECORD
 
 __all__ = ["InputTally", "Counts", "broken_call_rules", "nothing_evaluated_notes", "escalation_call_note",
-           "HANDOFF_WORDS", "handoff_word", "RULES"]
+           "labels_note", "HANDOFF_WORDS", "handoff_word", "RULES"]
 
 #: Parts of a tool name that suggest a hand-off to a person (matched case-insensitively).
 HANDOFF_WORDS = ("transfer", "human", "handoff", "hand_off", "escalat", "supervisor", "agent")
@@ -30,7 +31,7 @@ RULES = {"no_name": "a call with no name",
          "bad_turn": "a call turn missing, negative or not an integer",
          "late_turn": "a call turn not below assistant_turns",
          "turn_back": "a call turn smaller than the one before",
-         "no_turns": "assistant_turns not an integer in 1..100000"}
+         "no_turns": f"assistant_turns not an integer in 1..{MAX_TURNS}"}
 
 
 def handoff_word(name) -> str | None:
@@ -95,6 +96,9 @@ class InputTally:
     broken_rules : dict
         Rule of :data:`RULES` to the number of ``invalid_record`` conversations that break it
         (a conversation may break several).
+    unmatched_labels : dict or None
+        When a labels file labelled none of the conversations: a few of its keys and of the
+        log's ids (:meth:`~estimators._labels.Labels.unmatched`); else None.
     """
 
     calls: int | None = None
@@ -106,6 +110,7 @@ class InputTally:
     labels: dict = field(default_factory=dict)
     other_labels: int = 0
     broken_rules: dict = field(default_factory=dict)
+    unmatched_labels: dict | None = None
 
 
 def broken_call_rules(records, invalid: np.ndarray) -> dict:
@@ -148,6 +153,8 @@ def _listed(counts: dict, shown: int, others: int) -> str:
 
 def _fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
     """What the ``count`` conversations not evaluated for ``reason`` need, in a sentence or two."""
+    if reason == "no_label" and tally.unmatched_labels is not None:
+        return "the log gives no label, and the labels file labels none of its conversations (see its note)"
     if reason == "no_label":
         return ("the log gives no label; give --labels FILE (a CSV or JSON file mapping case_id or "
                 "conversation_id to ESC or ACT)")
@@ -189,6 +196,27 @@ def nothing_evaluated_notes(conversations: int, reasons: dict, tally: InputTally
                 "right --format?"]
     return [f"no conversation evaluated: {reason} {count}: {_fix(reason, count, tally, mode)}"
             for reason, count in reasons.items()]
+
+
+def labels_note(tally: InputTally, conversations: int) -> str | None:
+    """The note on a labels file that labels none of the ``conversations``; else None.
+
+    It shows a few of the file's keys beside a few of the log's ids, so that a user sees why
+    (ids of another log, a case_id file for a log without case_id, a prefix).
+    """
+    unmatched = tally.unmatched_labels
+    if unmatched is None or not conversations:
+        return None
+    head = f"the labels file labels none of the {_plural(conversations, 'conversation')}"
+    if not unmatched["keys"]:
+        return f"{head}: it holds no label"
+    return (f"{head}: its keys look like {_ids(unmatched['keys'])}, the log's ids like {_ids(unmatched['ids'])} "
+            "(a label is matched by conversation_id, else by case_id)")
+
+
+def _ids(found: dict) -> str:
+    """``conversation_id 'a', 'b' and case_id 'k'``: ids by field."""
+    return " and ".join(f"{field} {', '.join(map(repr, values))}" for field, values in found.items())
 
 
 def escalation_call_note(tally: InputTally) -> str | None:

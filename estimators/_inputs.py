@@ -100,9 +100,16 @@ def _is_tau2_folder(path: Path) -> bool:
 
 
 def _spool_stdin() -> Path:
+    """Standard input copied to a temporary file; removed again if the copy fails or is interrupted."""
     fd, name = tempfile.mkstemp(prefix="escalation-stdin-", suffix=".log")
-    with os.fdopen(fd, "wb") as handle:
-        shutil.copyfileobj(sys.stdin.buffer, handle, 1 << 20)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle, 1 << 20)
+    except BaseException as err:
+        Path(name).unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.errno is not None and err.filename is None:  # a full disk
+            raise OSError(err.errno, err.strerror, name) from None
+        raise
     return Path(name)
 
 

@@ -7,7 +7,7 @@ fast path (:func:`key_hashes`) and whole tables (:func:`check_unique_keys`, used
 """
 from __future__ import annotations
 
-from itertools import islice
+from itertools import chain, islice
 
 import numpy as np
 import pandas as pd
@@ -58,16 +58,19 @@ class UniqueKeys:
     Checks a file read in chunks as a whole, in 16 bytes a conversation: each key is kept as
     its 64-bit hash. Only a hash seen before is looked at closer, on the conversations
     given earlier, which ``reread()`` yields again from the first, so two keys that merely
-    share a hash are never taken for a repeat.
+    share a hash are never taken for a repeat; a second read that finds neither the key nor
+    its hash means that the file changed while it was read, which is an error too.
 
     Parameters
     ----------
     source : str, optional
         The file, for messages.
     reread : callable
-        Returns an iterable of the ``(line, conversation)`` pairs given so far, in order (a
+        Returns an iterable of the ``(place, conversation)`` pairs given so far, in order (a
         reader that streams its file reads it again; one that holds it returns its list).
-        ``line`` may be None where it is not known; a message then names the conversation.
+        ``place`` is the line of the conversation in the file; of a JSON document, its JSON
+        path (``[2]``, ``samples[0]``); or None where it is not known: a message then names
+        the conversation.
     """
 
     def __init__(self, source: str | None, reread):
@@ -76,7 +79,7 @@ class UniqueKeys:
         self._hashes = {"conversation_id": np.empty(0, np.int64), "replica": np.empty(0, np.int64)}
 
     def add(self, items: list) -> None:
-        """Check the next ``(line, conversation)`` pairs; raise :class:`InputError` at the first repeat."""
+        """Check the next ``(place, conversation)`` pairs; raise :class:`InputError` at the first repeat."""
         convs = [conv for _, conv in items]
         columns = ([c[name] for c in convs] for name in ("conversation_id", "case_id", "label", "replica"))
         hashed = enumerate(key_hashes(*columns).items())
@@ -99,20 +102,48 @@ class UniqueKeys:
         return rows[repeated]
 
     def _confirm(self, items, position, field) -> None:
-        line, conv = items[position]
+        """Raise at the repeat of the key at ``position``, naming the place it repeats.
+
+        The earlier conversations are those of the chunk, then those that ``reread()`` gives.
+        When none has the key, one must share its hash (two keys that share a hash: no
+        repeat); when none does either, what ``reread()`` gives is not what was given: the
+        file changed while it was read, which is an error too, so a repeat cannot slip through.
+        """
+        place, conv = items[position]
         key = _key(conv, field)
+        what = f"{key!r}" if field == "conversation_id" else \
+            f"case {key[0]!r}, label {key[1]!r}, replica {key[2]}"
         earlier = next((item for item in items[:position] if _key(item[1], field) == key), None)
         if earlier is None:
-            earlier = next((item for item in islice(self._reread(), self._given) if _key(item[1], field) == key), None)
-        if earlier is None:
-            return  # another key with the same hash
-        if field == "conversation_id":
-            message = f"{key!r} repeats " + (f"the conversation of line {earlier[0]}" if earlier[0] is not None
-                                             else "an earlier conversation")
+            wanted, shared = hash(key), False
+            for item in chain(islice(self._reread(), self._given), items[:position]):
+                other = _key(item[1], field)
+                if other == key:
+                    earlier = item
+                    break
+                shared = shared or (other is not None and hash(other) == wanted)
+            else:
+                if shared:
+                    return  # another key with the same hash
+                raise InputError(f"{what} seemed to repeat an earlier conversation, which a second read does not "
+                                 "find: the file changed while it was read; score a copy that no program writes to",
+                                 source=self.source, **_where(place, field))
+        at, conversation = earlier
+        if isinstance(at, str):
+            at = f"the conversation at {at}"
+        elif at is not None:
+            at = f"the conversation of line {at}" if field == "conversation_id" else f"line {at}"
         else:
-            at = f"line {earlier[0]}" if earlier[0] is not None else f"conversation {earlier[1]['conversation_id']!r}"
-            message = f"case {key[0]!r}, label {key[1]!r}, replica {key[2]} repeats {at}"
-        raise InputError(message, source=self.source, line=line, field=field)
+            at = "an earlier conversation" if field == "conversation_id" else \
+                f"conversation {conversation['conversation_id']!r}"
+        raise InputError(f"{what} repeats {at}", source=self.source, **_where(place, field))
+
+
+def _where(place, field: str) -> dict:
+    """The ``line`` and ``field`` of an :class:`InputError` at ``place`` (a line, a JSON path, or None)."""
+    if isinstance(place, str):
+        return {"line": None, "field": f"{place}.{field}" if place else field}
+    return {"line": place, "field": field}
 
 
 def check_unique_keys(frame: pd.DataFrame, *, source: str | None = None, lines=None) -> None:

@@ -52,7 +52,8 @@ from ._compare import (P_FLOOR, MetricDifference, check_difference_options, diff
                        paired_differences)
 from ._errors import InputError
 from ._summary import Summary
-from .readers._inspect import ZSTD_METHOD, _zstd_member
+from .readers._inspect import member_bytes
+from .readers._source import ArchiveLimits
 
 __all__ = ["Leaderboard", "Standing", "PairVerdict", "leaderboard", "holm_adjust", "compact_letter_display",
            "log_model", "FIGURES"]
@@ -180,8 +181,9 @@ def log_model(path) -> str | None:
     Raises
     ------
     InputError
-        When the member is zstd-compressed and nothing here can read zstd (the reader of the
-        samples would stop the same way).
+        When the member cannot be read: zstd-compressed and nothing here reads zstd, damaged, or
+        larger than :class:`~estimators.readers.ArchiveLimits` allows a member (as the reader of
+        the samples would stop).
     """
     path = Path(path)
     if zipfile.is_zipfile(path):
@@ -190,8 +192,7 @@ def log_model(path) -> str | None:
                 for member in ("header.json", "_journal/start.json"):
                     try:
                         info = archive.getinfo(member)
-                        raw = (_zstd_member(archive, info, str(path)) if info.compress_type == ZSTD_METHOD
-                               else archive.read(info))
+                        raw = member_bytes(archive, info, str(path), ArchiveLimits.member)
                         model = _model_of(orjson.loads(raw))
                     except (KeyError, orjson.JSONDecodeError):
                         continue

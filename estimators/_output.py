@@ -1,9 +1,15 @@
-"""Per-turn cells and the ``conversations.jsonl`` / ``summary.json`` files (SPEC sections 3, 7)."""
+"""Per-turn cells, the ``conversations.jsonl`` / ``summary.json`` files (SPEC sections 3, 7), and how every
+output file is written: whole under a temporary name, then renamed, a run's files together."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import re
+import socket
 import tempfile
+import time
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -11,10 +17,15 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from ._errors import InputError
 from ._vocabulary import ESC
 
-__all__ = ["cells", "conversation_lines", "write_atomic", "write_outputs", "LINE_FIELDS", "temporary_file",
-           "output_folder"]
+__all__ = ["cells", "conversation_lines", "write_atomic", "write_outputs", "write_scored", "LINE_FIELDS",
+           "temporary_file", "OutputFile", "files_together", "remove_stale_temporaries", "STALE_AFTER",
+           "write_files", "output_folder", "check_out_dir", "CONVERSATIONS", "SUMMARY"]
+
+#: The two files of an ``escalation score`` folder (SPEC section 7).
+CONVERSATIONS, SUMMARY = "conversations.jsonl", "summary.json"
 
 LINE_FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
                "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
@@ -36,9 +47,21 @@ def cells(turns: int | None, scored_turn: int | None, score: int | None, cause: 
             for t in range(turns)]
 
 
+#: Conversations with at most this many turns have their cells cached (real logs repeat a few short
+#: shapes); a longer one is written afresh, so the cache holds at most 65,536 x about 4 KB.
+_CACHED_TURNS = 64
+
+
 @lru_cache(maxsize=65536)
-def _cells_json(turns, scored_turn, score, cause) -> bytes:
+def _cached_cells_json(turns, scored_turn, score, cause) -> bytes:
     return orjson.dumps(cells(turns, scored_turn, score, cause))
+
+
+def _cells_json(turns, scored_turn, score, cause) -> bytes:
+    """The ``cells`` of a line as JSON; cached for short conversations only (memory stays bounded)."""
+    if turns is not None and turns > _CACHED_TURNS:
+        return orjson.dumps(cells(turns, scored_turn, score, cause))
+    return _cached_cells_json(turns, scored_turn, score, cause)
 
 
 def _plain(series: pd.Series) -> list:
@@ -73,37 +96,187 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
+#: This machine in the names of temporary files (only letters, digits and ``-``).
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:64] or "host"
+#: ``.NAME.PID@HOST.XXXXXXXX.tmp`` (:func:`temporary_file`), or ``.NAME.XXXXXXXX.tmp`` of earlier versions.
+_TEMPORARY = re.compile(r"\.(?P<name>.+?)\.(?:(?P<pid>\d+)@(?P<host>[A-Za-z0-9-]+)\.)?[a-z0-9_]{8}\.tmp")
+#: Seconds after its last write that a temporary file whose writer cannot be asked (another machine, an
+#: older version) counts as left by a killed run.
+STALE_AFTER = 3600
+
+
 def temporary_file(path) -> tuple[int, Path]:
     """A new hidden temporary file beside ``path``, to be renamed onto it: ``(fd, temporary path)``.
 
-    :func:`tempfile.mkstemp` makes the file ``-rw-------``; it gets the mode that ``open()``
-    would give it under the umask, so a renamed output is as readable as any other file.
+    The name, ``.NAME.PID@HOST.XXXXXXXX.tmp``, is new (created with ``O_EXCL | O_NOFOLLOW``:
+    never a file or link planted there) and tells :func:`remove_stale_temporaries` which
+    process writes it. :func:`tempfile.mkstemp` makes the file ``-rw-------``; it gets the
+    mode that ``open()`` would give it under the umask, so a renamed output is as readable
+    as any other file.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}@{_HOST}.", suffix=".tmp", dir=path.parent)
     os.fchmod(fd, _file_mode())
     return fd, Path(tmp)
 
 
-def write_atomic(path, data: bytes | str | None = None, *, chunks=None) -> None:
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal sent: only whether the process exists
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # another user's
+        pass
+    return True
+
+
+def remove_stale_temporaries(folder) -> None:
+    """Remove the temporary files (:func:`temporary_file`) that killed runs left in ``folder``.
+
+    A file is stale when the process that wrote it, on this machine, is gone. A live writer
+    keeps its file, so a run beside another in the same folder never takes its files (unless
+    the two share a host name but not their process ids, as containers may: the other run then
+    stops with an error naming its file). A file whose writer cannot be asked (written
+    on another machine sharing the folder, or by an earlier version, without the process in the
+    name) is stale once unwritten for :data:`STALE_AFTER` seconds.
+    """
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:  # no folder yet
+        return
+    now = time.time()
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry.name)
+        try:
+            if match is None or not entry.is_file(follow_symlinks=False):
+                continue
+            if match["host"] == _HOST:
+                stale = not _running(int(match["pid"]))
+            else:
+                stale = now - entry.stat(follow_symlinks=False).st_mtime > STALE_AFTER
+            if stale:
+                os.unlink(entry.path)
+        except OSError:  # gone meanwhile, or another user's: not this run's to remove
+            continue
+
+
+class OutputFile:
+    """A file written under a hidden temporary name beside ``path`` (:func:`temporary_file`), then
+    renamed onto ``path`` (:meth:`commit`) or removed (:meth:`discard`).
+
+    It counts and hashes the bytes as they are written (:meth:`close`), and every
+    :class:`OSError` it raises names ``path`` (a full disk: ``No space left on device``).
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.bytes, self._sha256, self._tmp = 0, hashlib.sha256(), None
+        with self._naming_path():
+            fd, self._tmp = temporary_file(self.path)
+            self._handle = os.fdopen(fd, "wb")
+
+    @contextlib.contextmanager
+    def _naming_path(self):
+        try:
+            yield
+        except OSError as err:
+            if err.errno is None:
+                raise
+            raise OSError(err.errno, err.strerror, str(self.path)) from None
+
+    def write(self, data: bytes) -> None:
+        with self._naming_path():
+            self._handle.write(data)
+        self._sha256.update(data)
+        self.bytes += len(data)
+
+    def writelines(self, lines, *, block: int = 1 << 20) -> None:
+        """Write byte ``lines``, about ``block`` bytes at a time."""
+        part, size = [], 0
+        for line in lines:
+            part.append(line)
+            size += len(line)
+            if size >= block:
+                self.write(b"".join(part))
+                part, size = [], 0
+        self.write(b"".join(part))
+
+    def close(self) -> dict:
+        """Finish writing; ``{"bytes": ..., "sha256": ...}`` of what was written."""
+        if not self._handle.closed:
+            with self._naming_path():
+                self._handle.close()
+        return {"bytes": self.bytes, "sha256": self._sha256.hexdigest()}
+
+    def commit(self) -> None:
+        """Rename the finished file onto :attr:`path`."""
+        self.close()
+        with self._naming_path():
+            os.replace(self._tmp, self.path)
+        self._tmp = None
+
+    def discard(self) -> None:
+        """Remove the temporary file (after an error: it never raises)."""
+        with contextlib.suppress(OSError):
+            self._handle.close()  # a full disk fails the flush, and closes the file all the same
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                self._tmp.unlink()
+            self._tmp = None
+
+
+@contextlib.contextmanager
+def files_together(*paths):
+    """One :class:`OutputFile` per path; renamed into place together, in the order given, when the
+    block ends without error. On an error or an interruption, every temporary file is removed
+    and no file is renamed.
+
+    Files that belong together are written completely before the first rename, so only a kill
+    between two renames can leave some new files beside old ones; the file renamed last names
+    the size and SHA-256 of the others, which lets a reader find out (:func:`write_scored`).
+
+    Yields
+    ------
+    list of OutputFile
+    """
+    files = []
+    try:
+        for path in paths:
+            files.append(OutputFile(path))
+        yield files
+        for file in files:
+            file.close()
+        for file in files:
+            file.commit()
+    except BaseException:
+        for file in files:
+            file.discard()
+        raise
+
+
+def write_atomic(path, data: bytes | str | None = None, *, chunks=None) -> dict:
     """Write ``data`` (or an iterable of byte ``chunks``) to a temporary file, then rename it.
 
     A killed run never leaves a half-written file under the final name; the file's mode
-    respects the umask (:func:`temporary_file`).
+    respects the umask (:func:`temporary_file`). Returns ``{"bytes": ..., "sha256": ...}``
+    of the file.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temporary_file(path)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if data is not None:
-                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-            for chunk in chunks or ():
-                handle.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with files_together(path) as (file,):
+        if data is not None:
+            file.write(data.encode("utf-8") if isinstance(data, str) else data)
+        file.writelines(chunks or ())
+    return file.close()
+
+
+def write_files(folder, files: dict) -> None:
+    """Write the ``files`` (name: bytes or str) of one run into ``folder`` (:func:`output_folder`),
+    renamed into place together, in their order, once all are written (:func:`files_together`)."""
+    folder = Path(folder)
+    with output_folder(folder), files_together(*(folder / name for name in files)) as written:
+        for file, data in zip(written, files.values()):
+            file.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 @contextlib.contextmanager
@@ -112,7 +285,8 @@ def output_folder(path):
 
     A run that stops with an error (or is interrupted) leaves no empty folder behind: each
     folder this made is removed again if it is still empty. A folder that existed before,
-    or holds files (a study's finished cells, kept for ``--resume``), stays.
+    or holds files (a study's finished cells, kept for ``--resume``), stays. The temporary
+    files that killed runs left in ``path`` are removed first (:func:`remove_stale_temporaries`).
 
     Yields
     ------
@@ -126,6 +300,7 @@ def output_folder(path):
         made.append(folder)
     path.mkdir(parents=True, exist_ok=True)
     try:
+        remove_stale_temporaries(path)
         yield path
     except BaseException:
         for folder in made:  # innermost first
@@ -136,8 +311,76 @@ def output_folder(path):
         raise
 
 
-def write_outputs(out_dir, results: pd.DataFrame, summary, *, extra: dict | None = None) -> None:
-    """Write ``conversations.jsonl`` and ``summary.json`` into ``out_dir`` (SPEC section 7)."""
+def check_out_dir(path, inputs=(), *, writes=()) -> None:
+    """Refuse an unusable ``--out`` folder before anything is read or written.
+
+    ``path`` must be a folder, or name one that can be made, that this user can write to
+    (as root, only a read-only file system refuses), that is not one of ``inputs`` (the
+    files and folders the command reads; ``-`` is standard input) and that would not hold
+    an input under a name in ``writes`` (the files the command writes there).
+
+    Raises
+    ------
+    InputError
+        Naming ``path``: a file, a symbolic link to nothing, a folder not writable, an input.
+    """
+    path = Path(path)
+    for given in (Path(p) for p in inputs if p is not None and str(p) != "-"):
+        if _same_file(path, given):
+            raise InputError(f"is the input {given}; --out names a folder for the outputs", source=str(path))
+        for name in writes:
+            if _same_file(path / name, given):
+                raise InputError(f"holds the input {given}, which this run would replace with its {name}; give "
+                                 "another --out folder", source=str(path))
+    folder = next(p for p in (path, *path.parents) if os.path.lexists(p))  # "." exists
+    if folder.is_symlink() and not folder.exists():
+        what = "is" if folder == path else f"cannot be made: {folder} is"
+        raise InputError(f"{what} a symbolic link to {os.readlink(folder)}, which does not exist; --out names "
+                         "the folder to write", source=str(path))
+    if not folder.is_dir():
+        what = "exists and is not a folder" if folder == path else f"cannot be made: {folder} is not a folder"
+        raise InputError(f"{what}; --out names the folder to write", source=str(path))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        why = "is on a read-only file system" if os.statvfs(folder).f_flag & os.ST_RDONLY else \
+            "is not writable by this user"
+        what = why if folder == path else f"cannot be made: {folder} {why}"
+        raise InputError(f"{what}; --out names a folder this run can write to", source=str(path))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def write_scored(out_dir, lines, summary):
+    """Write ``conversations.jsonl`` (the byte ``lines``) and ``summary.json`` (of ``summary()``) together.
+
+    ``summary`` is called once every line is written; its ``provenance`` gets ``outputs``:
+    the size and SHA-256 of the ``conversations.jsonl`` it belongs to. Both files are
+    written whole to temporary files, then ``conversations.jsonl`` is renamed into place
+    and ``summary.json`` last (:func:`files_together`): a kill between the two renames
+    leaves a ``summary.json`` that does not describe the ``conversations.jsonl`` beside it,
+    which :func:`estimators.read_scored` refuses.
+
+    Returns
+    -------
+    Summary
+        The summary as written.
+    """
     out_dir = Path(out_dir)
-    write_atomic(out_dir / "conversations.jsonl", chunks=conversation_lines(results, extra=extra))
-    write_atomic(out_dir / "summary.json", orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
+    with output_folder(out_dir), files_together(out_dir / CONVERSATIONS, out_dir / SUMMARY) as (conv, written):
+        conv.writelines(lines)
+        summary = summary()
+        summary = replace(summary, provenance={**(summary.provenance or {}), "outputs": {CONVERSATIONS: conv.close()}})
+        written.write(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
+    return summary
+
+
+def write_outputs(out_dir, results: pd.DataFrame, summary, *, extra: dict | None = None):
+    """Write ``conversations.jsonl`` and ``summary.json`` into ``out_dir`` (SPEC section 7; :func:`write_scored`).
+
+    Returns the summary as written (its ``provenance`` names the ``conversations.jsonl``).
+    """
+    return write_scored(out_dir, conversation_lines(results, extra=extra), lambda: summary)

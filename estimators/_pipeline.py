@@ -4,8 +4,9 @@ This is what ``escalation score`` runs (SPEC section 7), on the logs that
 :func:`estimators._inputs.log_inputs` finds (files, folders, standard input). Canonical JSONL is streamed in
 chunks; the other formats are read whole by their reader (their files are small), then
 scored in the same chunks. ``conversations.jsonl`` is written to a temporary file as the
-chunks are scored and renamed only when the whole input was read without error, so a bad
-line anywhere leaves no partial output.
+chunks are scored and renamed, with ``summary.json`` after it, only when the whole input was
+read without error, so a bad line anywhere leaves no partial output
+(:func:`estimators._output.write_scored`).
 
 Memory holds one chunk at a time. What grows with the file is what the whole file is
 needed for: 16 bytes a conversation to check that ids and (case, label, replica) are unique
@@ -22,11 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import orjson
 import pandas as pd
 
 from ._aggregate import SummaryAccumulator
-from ._output import conversation_lines, temporary_file, write_atomic
+from ._output import conversation_lines, write_scored
 from ._arrow import iter_records
 from ._clustered import DEFAULT_INTERVAL, check_interval_method
 from ._errors import InputError
@@ -42,7 +42,7 @@ __all__ = ["score_file"]
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
                out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
-               interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None):
+               interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None):
     """Score every conversation of one or several logs and summarise them (SPEC sections 3 to 7).
 
     Parameters
@@ -76,6 +76,8 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         size, SHA-256), the format, the policy (its file, contents and
         :meth:`~estimators.Policy.fingerprint`), the options of the measurement, the version
         and the time.
+    limits : ArchiveLimits, optional
+        What an inspect_ai ``.eval`` archive may decompress to (:func:`estimators.read_conversations`).
 
     Returns
     -------
@@ -100,9 +102,10 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
                                  f"{inputs.logs[other].name} is {formats[other]}; score each format apart, or "
                                  "name the format with --format")
             used = formats[0]
-            chunks = _chunks(inputs.logs, used, policy, labels, mode, chunk_size, progress, approval_escalation)
+            chunks = _chunks(inputs.logs, used, policy, labels, mode, chunk_size, progress, approval_escalation,
+                             limits)
             summary, _ = _score_chunks(chunks, used, policy, mode=mode, judge=judge, design=design, plan=plan,
-                                       out_dir=out_dir,
+                                       out_dir=out_dir, labels=labels,
                                        provenance=lambda: _provenance(inputs, used, policy, mode, design,
                                                                       approval_escalation, provenance))
         except InputError as err:
@@ -115,7 +118,7 @@ def _detect(path) -> str:
     return detect_format(path)
 
 
-def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_escalation):
+def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_escalation, limits):
     """Record chunks of every log in order; a key repeated across logs stops at the end of the later log."""
     keys = _KeysAcrossLogs() if len(logs) > 1 else None  # one log checks its own keys
     for log in logs:
@@ -124,20 +127,21 @@ def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_e
                                   progress=progress)
         else:
             chunks = _read_whole(log.path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
-                                 qualify_ids=keys is not None)
+                                 qualify_ids=keys is not None, limits=limits)
         for records in chunks:
             if keys is not None:
                 keys.add(records)
             yield records
         if keys is not None:
             keys.end_of(log, lambda log=log: _conversations_again(log.path, format, policy, labels,
-                                                               approval_escalation))
+                                                               approval_escalation, limits))
 
 
-def _conversations_again(path, format, policy, labels, approval_escalation):
+def _conversations_again(path, format, policy, labels, approval_escalation, limits):
     """The ``conversations`` tables of a log read a second time (to confirm a repeated key)."""
     chunks = iter_records(path, messages=False, labels=labels) if format == "jsonl" else \
-        _read_whole(path, format, policy, labels, RECORD, 50_000, None, approval_escalation, qualify_ids=True)
+        _read_whole(path, format, policy, labels, RECORD, 50_000, None, approval_escalation, qualify_ids=True,
+                    limits=limits)
     for records in chunks:
         yield records.conversations
 
@@ -215,51 +219,43 @@ def _provenance(inputs, used, policy, mode, design, approval_escalation, extra) 
 
 
 def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, *,
-                qualify_ids=False):
+                qualify_ids=False, limits=None):
     """Records chunk by chunk of a log that :func:`estimators.readers.read_conversations` reads
     whole (their files are small); it applies the labels and checks the keys itself."""
     from .readers import read_conversations
     conversations, _ = read_conversations(path, format=format, labels=labels, policy=policy,
                                           approval_escalation=approval_escalation,
-                                          qualify_ids=qualify_ids and format == "inspect")
+                                          qualify_ids=qualify_ids and format == "inspect", limits=limits)
     if progress and Path(path).is_file():
         progress(os.path.getsize(path))
     for start in range(0, len(conversations), chunk_size):
         yield Records.from_conversations(conversations[start:start + chunk_size], messages=mode == TEXT)
 
 
-def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None):
-    """Score record chunks, write ``conversations.jsonl`` and count them as they come, then summarise."""
+def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None, labels=None):
+    """Score record chunks, count them as they come and summarise; with ``out_dir``, write
+    ``conversations.jsonl`` as they come and ``summary.json`` with it (:func:`estimators._output.write_scored`)."""
     accumulator = SummaryAccumulator(plan=plan, policy=policy)
-    tmp = None
-    if out_dir is not None:
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = temporary_file(out_dir / "conversations.jsonl")
-        handle = os.fdopen(fd, "wb")
-    try:
+
+    def lines():
         for records in chunks:
             results = score_records(records, policy, mode=mode, judge=judge)
             unplanned = accumulator.add(results, records if mode == RECORD else None)
-            if tmp is not None:
-                extra = {"unplanned": unplanned} if unplanned is not None else None
-                handle.writelines(conversation_lines(results, extra=extra))
+            if out_dir is not None:
+                yield from conversation_lines(results, extra={"unplanned": unplanned} if unplanned is not None
+                                              else None)
             del records, results
             if not gc.isenabled():  # a caller paused the collector (the command line does): free this chunk
                 gc.collect(1)
-        if tmp is not None:
-            handle.close()
-        summary = accumulator.summary(mode=mode, **design)
-        if provenance is not None:
-            summary = replace(summary, provenance=provenance())
-        if out_dir is not None:
-            write_atomic(out_dir / "summary.json",
-                         orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
-            os.replace(tmp, out_dir / "conversations.jsonl")
-            tmp = None
-    finally:
-        if tmp is not None:
-            if not handle.closed:
-                handle.close()
-            Path(tmp).unlink(missing_ok=True)
-    return summary, used_format
+
+    def summary():
+        done = accumulator.summary(mode=mode, **design)
+        if labels is not None:  # a labels file that labels no conversation is a warning (Summary.input_warnings)
+            done = replace(done, tally=replace(done.tally, unmatched_labels=labels.unmatched()))
+        return done if provenance is None else replace(done, provenance=provenance())
+
+    if out_dir is not None:
+        return write_scored(out_dir, lines(), summary), used_format
+    for _ in lines():  # yields nothing without out_dir
+        pass
+    return summary(), used_format

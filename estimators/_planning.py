@@ -34,6 +34,15 @@ size-weighted mean size ``m_bar = sum n_j^2 / N``:
 ``size_cv = 0`` (the default) is the plan for equal sizes. The floor grows to
 ``z^2 p (1-p) rho (1 + cv^2) / h^2``.
 
+Limits
+======
+A plan has at most :data:`MAX_PLAN_SIZE` (a million) scenarios (or cases) and as many replicas,
+and a scenario size of ``sizes`` is at most that too; ``size_cv`` is at most
+:data:`MAX_SIZE_CV`. A target that needs more (a half-width of 1e-10, two rates 1e-7 apart) is
+a ValueError that says how many it would need: no evaluation runs that many conversations, and
+the solvers, which step one scenario at a time, would not end (``K + 1 == K`` in floating point
+beyond 2**53).
+
 z or t
 ======
 A test on ``K`` scenarios estimates its variance from the scenarios, so with few scenarios
@@ -64,7 +73,7 @@ from ._intervals import critical_value, design_effect, wilson_interval, z_value
 
 __all__ = ["IntervalPlan", "PairedFigurePlan", "DifferencePlan", "plan_interval",
            "plan_paired_figure", "plan_difference", "scenarios_needed", "wilson_sample_size",
-           "PLAN_INTERVAL_METHODS", "PLAN_TESTS", "DEFAULT_TEST"]
+           "PLAN_INTERVAL_METHODS", "PLAN_TESTS", "DEFAULT_TEST", "MAX_PLAN_SIZE", "MAX_SIZE_CV"]
 
 _DESIGNS = ("paired", "unpaired")
 #: Intervals an interval plan can be made for (:func:`estimators.clustered_interval` names).
@@ -73,6 +82,10 @@ PLAN_INTERVAL_METHODS = ("wilson-kish", "wilson-kish-t")
 PLAN_TESTS = ("t", "z")
 #: The test of :func:`plan_difference` unless told otherwise (the study: t holds its size).
 DEFAULT_TEST = "t"
+#: The most scenarios (or cases), and the most replicas, of a plan (see the module notes).
+MAX_PLAN_SIZE = 1_000_000
+#: The largest coefficient of variation of the scenario sizes (``m_bar = m (1 + cv^2)``: 10001 m).
+MAX_SIZE_CV = 100.0
 
 
 def _as_dict(obj) -> dict:
@@ -259,7 +272,18 @@ def _check_count(name, value):
         raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     if int(value) < 1:
         raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    if int(value) > MAX_PLAN_SIZE:
+        raise ValueError(f"{name} must be at most {MAX_PLAN_SIZE:,} (no evaluation runs more), got {value!r}")
     return int(value)
+
+
+def _within_limit(name, needed, target: str) -> None:
+    """ValueError when a solved ``name`` (``needed``, unrounded; NaN or inf when no finite one does)
+    passes :data:`MAX_PLAN_SIZE`; ``target`` says what it was solved for (``half_width=1e-10``)."""
+    needed = float(np.max(needed))
+    if not needed <= MAX_PLAN_SIZE:
+        raise ValueError(f"no plan of at most {MAX_PLAN_SIZE:,} {name} reaches {target}: it needs about "
+                         f"{needed:.3g} {name}")
 
 
 def _check_half_width(value):
@@ -296,13 +320,17 @@ def _size_spread(size_cv, sizes) -> tuple[float, float]:
         if size_cv:
             raise ValueError("give size_cv or sizes (whose spread gives it), not both")
         n = np.asarray(sizes, dtype=float).ravel()
-        if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n < 1) or np.any(n != np.round(n)):
-            raise ValueError(f"sizes must be whole numbers >= 1 (conversations per scenario), got {sizes!r}")
+        if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n < 1) or np.any(n != np.round(n)) \
+                or np.any(n > MAX_PLAN_SIZE):
+            raise ValueError(f"sizes must be whole numbers >= 1 (conversations per scenario), at most "
+                             f"{MAX_PLAN_SIZE:,}, got {sizes!r}")
         ratio = float(size_weighted_mean(n)) / float(n.mean())
         return ratio, math.sqrt(max(ratio - 1.0, 0.0))
     cv = float(size_cv)
     if not (math.isfinite(cv) and cv >= 0.0):
         raise ValueError(f"size_cv must be a finite number >= 0, got {size_cv!r}")
+    if cv > MAX_SIZE_CV:
+        raise ValueError(f"size_cv must be at most {MAX_SIZE_CV:g}, got {size_cv!r}")
     return 1.0 + cv * cv, cv
 
 
@@ -362,7 +390,9 @@ def _scenarios_needed(p, h, rho, m, ratio, confidence, method):
     """The smallest ``K`` of :func:`scenarios_needed` (arrays broadcast, ``ratio = m_bar / m``)."""
     p, h, rho, m, ratio = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (p, h, rho, m, ratio)))
     deff = design_effect(m * ratio, rho)
-    k = np.maximum(np.ceil(wilson_sample_size(p, h, confidence) * deff / m - 1e-9), 1.0)
+    exact = wilson_sample_size(p, h, confidence) * deff / m
+    _within_limit("scenarios", exact, f"half_width={float(np.min(h)):g}")
+    k = np.maximum(np.ceil(exact - 1e-9), 1.0)
     too_wide = _half_width(p, k, m, rho, ratio, confidence, "wilson-kish") > h
     k = np.where(too_wide, k + 1.0, k)
     smaller_fits = (k > 1) & (_half_width(p, np.maximum(k - 1.0, 1.0), m, rho, ratio, confidence,
@@ -407,7 +437,9 @@ def _replicas_needed(n_star, scenarios, rho, ratio, what):
         raise ValueError(f"no number of replicas reaches the target with scenarios={scenarios}: "
                          f"{what} needs more than the floor of {floor:.2f} scenarios at "
                          f"rho={rho}")
-    return max(1, math.ceil(n_star * (1.0 - rho) / (scenarios - floor) - 1e-9))
+    exact = n_star * (1.0 - rho) / (scenarios - floor)
+    _within_limit("replicas", exact, f"{what} with scenarios={scenarios}")
+    return max(1, math.ceil(exact - 1e-9))
 
 
 def _t_floor(scale, confidence):
@@ -745,7 +777,12 @@ def plan_difference(p_a, p_b, *, rho, scenarios=None, replicas=None, power=None,
         raise ValueError("the t test needs scenarios >= 2 (t on the scenarios' degrees of freedom)")
     if unknown == "scenarios":
         replicas = _check_count("replicas", replicas)
-        scenarios = max(1 if test == "z" else 2, math.ceil(exact_k(replicas, power) - 1e-9))
+        # the z rule first: the t test needs more, and its solver would not end on an absurd K
+        _within_limit("scenarios", (z_alpha + float(ndtri(power))) ** 2 * variance(replicas) / delta2,
+                      f"power={power}")
+        exact = exact_k(replicas, power)
+        _within_limit("scenarios", exact, f"power={power}")
+        scenarios = max(1 if test == "z" else 2, math.ceil(exact - 1e-9))
         while power_of(scenarios, replicas) < power and test == "t":  # guard against rounding
             scenarios += 1
     elif unknown == "replicas":
@@ -755,6 +792,7 @@ def plan_difference(p_a, p_b, *, rho, scenarios=None, replicas=None, power=None,
             raise ValueError(f"no number of replicas reaches power={power} with "
                              f"scenarios={scenarios}: it needs more than the floor of "
                              f"{exact_k(math.inf, power):.2f} scenarios")
+        _within_limit("replicas", c1 / (budget - c0), f"power={power} with scenarios={scenarios}")
         replicas = max(1, math.ceil(c1 / (budget - c0) - 1e-9))
         while power_of(scenarios, replicas) < power:  # guard against rounding
             replicas += 1

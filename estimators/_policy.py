@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ._errors import InputError
+from ._records import refuse_compressed
 
 __all__ = ["Policy", "load_policy"]
 
@@ -123,11 +124,12 @@ def load_policy(path) -> Policy:
         raw = path.read_bytes()
     except OSError as err:
         raise InputError(f"cannot read the policy file: {err.strerror or err}", source=source) from None
+    refuse_compressed(raw, source)
     try:
         if path.suffix.lower() == ".toml":
-            data = tomllib.loads(raw.decode("utf-8"))
+            data = tomllib.loads(raw.decode("utf-8-sig"))  # a UTF-8 byte order mark is not part of the text
         else:
-            data = json.loads(raw)
+            data = json.loads(raw)  # bytes: json reads a byte order mark itself
     except (ValueError, UnicodeDecodeError, RecursionError) as err:  # RecursionError: nested too deeply
         line = getattr(err, "lineno", None)
         kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"

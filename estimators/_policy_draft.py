@@ -321,17 +321,18 @@ def place_tool(name: str, annotations=frozenset()) -> Placement:
 
 
 def _toml_string(text: str) -> str:
-    """A TOML basic string of ``text`` (quotes, backslashes and control characters escaped)."""
+    """A TOML basic string of ``text`` (quotes, backslashes and every character that is not printable
+    escaped: control characters, and the bidi overrides that would reorder the line on a terminal)."""
     out = []
     for char in text:
         code = ord(char)
         if char in '"\\':
             out.append("\\" + char)
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04X}")
         elif 0xD800 <= code <= 0xDFFF:
             raise InputError(f"tool name {text!r} holds a lone surrogate, which TOML cannot hold: write the draft "
                              "as JSON (--out FILE.json)", field="--out")
+        elif not char.isprintable():
+            out.append(f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}")
         else:
             out.append(char)
     return '"' + "".join(out) + '"'

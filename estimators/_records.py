@@ -6,7 +6,8 @@ A *conversation* here is a plain dict, normalised by :func:`normalise_conversati
 ``label`` (``"ESC"`` or ``"ACT"`` when it reads as one, :func:`~estimators._vocabulary.normalise_label`:
 ``"esc"``, ``" Act "``; else as given, anything else or None; a JSON array or object becomes the
 text ``<JSON array>`` or ``<JSON object>``, which any output can hold); ``language`` str;
-``assistant_turns`` int T, or None when the given value is not a positive integer;
+``assistant_turns`` int T, or None when T (given, or derived from the turns) is not an integer in
+1 .. :data:`~estimators._vocabulary.MAX_TURNS`;
 ``tool_calls`` list of calls or None (no record); ``messages`` list of
 ``{"turn", "role", "text"}``; ``metadata`` dict (unknown keys are kept there).
 
@@ -42,10 +43,10 @@ import pandas as pd
 
 from ._errors import InputError
 from ._keys import UniqueKeys
-from ._vocabulary import normalise_label, scenario_key
+from ._vocabulary import MAX_TURNS, normalise_label, scenario_key
 
-__all__ = ["Records", "call_name", "normalise_conversation",
-           "iter_jsonl", "read_jsonl", "is_turn"]
+__all__ = ["Records", "call_name", "normalise_conversation", "iter_jsonl", "read_jsonl", "is_turn", "BOM",
+           "refuse_compressed"]
 
 _KNOWN = {"conversation_id", "case_id", "scenario_id", "replica", "label", "language",
           "assistant_turns", "tool_calls", "messages", "metadata"}
@@ -146,7 +147,7 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
         seen = [c.get("turn") for c in calls or () if is_turn(c.get("turn")) and c.get("turn") >= 0]
         seen += [m["turn"] for m in messages if is_turn(m["turn"]) and m["turn"] >= 0]
         turns = 1 + max(seen) if seen else 1
-    elif turns.__class__ is not int or turns < 1:
+    if turns.__class__ is not int or not 1 <= turns <= MAX_TURNS:  # SPEC section 3: invalid_record
         turns = None
     return {
         "conversation_id": conversation_id,
@@ -162,11 +163,40 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
     }
 
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark: a file may begin with it, and every reader skips it."""
+
+#: The first bytes of compressed files, with the format's name and the tool that decompresses it.
+_COMPRESSED = ((b"\x1f\x8b", "gzip", "gunzip"), (b"BZh", "bzip2", "bunzip2"), (b"\xfd7zXZ\x00", "xz", "unxz"),
+               (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"))
+
+
+def refuse_compressed(head: bytes, source: str | None) -> None:
+    """Raise :class:`InputError` when ``head``, the first bytes of a file, opens a compressed file.
+
+    A log is read as text; a compressed one would fail as bytes that are not UTF-8, which says
+    nothing of the cause. The message names the format and the tool that decompresses it.
+    """
+    for magic, name, tool in _COMPRESSED:
+        if head.startswith(magic):
+            raise InputError(f"is a {name} file: decompress it first ({tool})", source=source)
+
+
+def _conversation(raw: bytes, source: str, number: int, labels) -> dict:
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as err:
+        raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
+    conv = normalise_conversation(obj, source=source, line=number)
+    return conv if labels is None else labels.apply(conv)
 
 
 def _chunks(path, chunk_size: int, labels=None, progress=None):
-    """Chunks of ``(line, conversation)``, ``labels`` applied; keys are not checked here."""
+    """Chunks of ``(line, conversation)``, ``labels`` applied; keys are not checked here.
+
+    A bad line ends the chunk before it: the chunk is given, then the line's error raised, so
+    that :func:`iter_jsonl` checks the keys of the lines before it first.
+    """
     path = Path(path)
     source = str(path)
     try:
@@ -177,16 +207,18 @@ def _chunks(path, chunk_size: int, labels=None, progress=None):
     with handle:
         for number, raw in enumerate(handle, start=1):
             read += len(raw)
-            if number == 1 and raw.startswith(_BOM):  # a UTF-8 byte order mark, as the format detection reads it
-                raw = raw[len(_BOM):]
+            if number == 1:
+                refuse_compressed(raw, source)
+                raw = raw.removeprefix(BOM)
             if not raw.strip():
                 continue
             try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError as err:
-                raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
-            conv = normalise_conversation(obj, source=source, line=number)
-            chunk.append((number, conv if labels is None else labels.apply(conv)))
+                conv = _conversation(raw, source, number, labels)
+            except InputError:
+                if chunk:
+                    yield chunk
+                raise
+            chunk.append((number, conv))
             if len(chunk) >= chunk_size:
                 if progress:
                     progress(read)
@@ -220,6 +252,9 @@ def iter_jsonl(path, *, chunk_size: int = 50_000, labels=None, progress=None):
     InputError
         Naming the file and line, for a line that is not a JSON object, a missing
         ``conversation_id``, or a repeated key (:class:`UniqueKeys`, over the whole file).
+        The line is the first bad line of the file, whatever ``chunk_size``: the first line
+        that is not a valid record, or whose key repeats an earlier line's, whichever comes
+        first (a line whose record is not valid is named for that, not for its key).
     """
     keys = UniqueKeys(str(path), lambda: chain.from_iterable(_chunks(path, chunk_size, labels)))
     for chunk in _chunks(path, chunk_size, labels, progress):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ._output import cells
 from ._policy import Policy
 from ._records import call_name, is_turn
-from ._vocabulary import ESC, LABELS, TEXT, check_mode, normalise_label
+from ._vocabulary import ESC, LABELS, MAX_TURNS, TEXT, check_mode, normalise_label
 
 __all__ = ["score_conversation", "not_evaluated_reason"]
 
@@ -24,14 +24,15 @@ def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str
     if label not in LABELS:
         return "invalid_label"
     turns = conv["assistant_turns"]
+    bad_turns = turns is None or not 1 <= turns <= MAX_TURNS
     if mode == TEXT:
         if not any(m["role"] == "assistant" and m["text"].strip() for m in conv["messages"]):
             return "no_text"
-        return "invalid_record" if turns is None else None
+        return "invalid_record" if bad_turns else None
     calls = conv["tool_calls"]
     if calls is None:
         return "no_record"
-    if turns is None:
+    if bad_turns:
         return "invalid_record"
     previous = 0
     for call in calls:

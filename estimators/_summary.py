@@ -15,7 +15,7 @@ import pandas as pd
 
 from ._clustered import DEFAULT_INTERVAL, check_interval_method, clustered_interval
 from ._design import cluster_design
-from ._input_notes import InputTally, escalation_call_note, nothing_evaluated_notes
+from ._input_notes import InputTally, escalation_call_note, labels_note, nothing_evaluated_notes
 from ._intervals import ConfidenceInterval
 from ._vocabulary import RECORD
 
@@ -226,10 +226,11 @@ class Summary:
 
     @property
     def input_warnings(self) -> list[str]:
-        """Where the result cannot be what the user meant (SPEC section 7, decision of 2026-12-01): no
-        conversation evaluated (each reason with what fixes it) and, in record mode, no tool call or
-        no call of an escalation tool (the tools called instead)."""
-        notes = []
+        """Where the result cannot be what the user meant (SPEC section 7, decision of 2026-12-01): a
+        labels file that labels no conversation, no conversation evaluated (each reason with what
+        fixes it) and, in record mode, no tool call or no call of an escalation tool (the tools
+        called instead)."""
+        notes = [note] if (note := labels_note(self.tally, self.conversations)) is not None else []
         if not self.evaluated:
             notes += nothing_evaluated_notes(self.conversations, self.not_evaluated.reasons, self.tally, self.mode)
         if self.mode == RECORD and (note := escalation_call_note(self.tally)) is not None:

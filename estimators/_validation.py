@@ -279,7 +279,7 @@ def validation_scores(records: Records, policy, *, judge=None, lines=None, sourc
 
 
 def read_validation(path, policy, *, format: str = "auto", labels=None, judge=None,
-                    approval_escalation: bool | str = False) -> tuple[pd.DataFrame, str]:
+                    approval_escalation: bool | str = False, limits=None) -> tuple[pd.DataFrame, str]:
     """Read a validation file and score each conversation twice (:func:`validation_scores`).
 
     Parameters
@@ -295,6 +295,8 @@ def read_validation(path, policy, *, format: str = "auto", labels=None, judge=No
         The main run's mode B judge.
     approval_escalation : bool or str
         inspect logs, as :func:`estimators.read_conversations`.
+    limits : ArchiveLimits, optional
+        inspect ``.eval`` archives, as :func:`estimators.read_conversations`.
 
     Returns
     -------
@@ -323,7 +325,7 @@ def read_validation(path, policy, *, format: str = "auto", labels=None, judge=No
         lines, conversations = [line for line, _ in items], [conv for _, conv in items]
     else:
         conversations, used = read_conversations(path, format=used, labels=labels, policy=policy,
-                                                 approval_escalation=approval_escalation)
+                                                 approval_escalation=approval_escalation, limits=limits)
         lines = None
     if not conversations:
         raise InputError("holds no conversation: a validation file needs conversations with both the record and "

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ._policy import Policy
 from ._records import Records
-from ._vocabulary import ACT, ESC, OVER_CAUSES, RECORD, UNDER_CAUSES, check_mode, normalise_labels
+from ._vocabulary import ACT, ESC, MAX_TURNS, OVER_CAUSES, RECORD, UNDER_CAUSES, check_mode, normalise_labels
 
 __all__ = ["score_records", "RESULT_COLUMNS"]
 
@@ -200,6 +200,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     if (call_conv[1:] < call_conv[:-1]).any():  # calls must be grouped by conversation, in record order
         records = Records(conv, records.calls.sort_values("conv", kind="stable"), records.messages)
     turns = conv["assistant_turns"].to_numpy(np.int64)
+    turns = np.where((turns >= 1) & (turns <= MAX_TURNS), turns, -1)  # SPEC section 3: else invalid_record
     label = normalise_labels(conv["label"].to_numpy(object))  # "esc" is ESC (SPEC section 3)
     label_code, label_values = pd.factorize(label, use_na_sentinel=True)  # compare a few values, not every row
     label_values = list(label_values)

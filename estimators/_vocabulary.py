@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ESC", "ACT", "LABELS", "normalise_label", "normalise_labels", "RECORD", "TEXT", "MODES", "MODE_ALIASES",
-           "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "scenario_key",
-           "scenario_ids"]
+           "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "MAX_TURNS",
+           "scenario_key", "scenario_ids"]
 
 ESC, ACT = "ESC", "ACT"
 LABELS = (ESC, ACT)
@@ -84,6 +84,10 @@ BASE_CAUSES = ("no_handoff", "unneeded_handoff")
 
 NOT_EVALUATED_REASONS = ("no_label", "invalid_label", "no_record", "no_text", "invalid_record", "missing")
 """Why a conversation is in no denominator (SPEC sections 3, 4 and 7), in the order they are reported."""
+
+MAX_TURNS = 100_000
+"""The most assistant turns a conversation may have (SPEC section 3): above it, ``invalid_record``.
+Each turn is a cell of the output, so the limit bounds what one line of a hostile log can cost."""
 
 
 def check_mode(mode: str) -> str:

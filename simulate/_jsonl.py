@@ -1,14 +1,13 @@
 """Write simulated conversations as canonical JSONL records (SPEC section 6)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import orjson
 import pandas as pd
 
-from escalation.estimators import RECORD
+from escalation.estimators import RECORD, write_atomic
 
 from ._world import KINDS
 
@@ -96,24 +95,21 @@ def write_jsonl(sim, path, *, progress=None, block: int = 10000) -> Path:
     ``assistant_turns``, ``tool_calls`` (null in mode B; approval calls carry ``covers``),
     ``messages`` (user and assistant, with turns), ``metadata`` (kind, amount, threshold,
     unit, pressure, profile, mode) and ``truth`` (:data:`TRUTH_KEYS`). The file is written
-    to a temporary name and renamed, so a failure leaves no partial file. The same
-    ``sim`` gives byte-identical output.
+    to a new temporary name and renamed (:func:`escalation.estimators.write_atomic`), so a
+    failure leaves no partial file and a file or link planted beside it is never written
+    through. The same ``sim`` gives byte-identical output.
 
     Parameters
     ----------
     progress : callable, optional
         Called with the number of conversations written after each block.
     """
+    def blocks():
+        for data, count in _lines(sim, block):
+            yield data
+            if progress is not None:
+                progress(count)
+
     path = Path(path)
-    tmp = path.with_name(path.name + ".part")
-    try:
-        with tmp.open("wb") as handle:
-            for data, count in _lines(sim, block):
-                handle.write(data)
-                if progress is not None:
-                    progress(count)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_atomic(path, chunks=blocks())
     return path

@@ -47,7 +47,7 @@ from joblib import Parallel, delayed, parallel_config
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from escalation import __version__
-from escalation.estimators import InputError, output_folder, write_atomic
+from escalation.estimators import InputError, output_folder, remove_stale_temporaries, write_atomic
 
 __all__ = ["run_cells", "record_outputs", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS", "RUN_FACTS", "DESIGN"]
 
@@ -211,7 +211,8 @@ def _workers(backend: str, scheduler: str | None, n_jobs: int) -> Iterator[dict]
     """The keyword arguments of joblib's ``Parallel`` for ``backend``, with the Dask client set up.
 
     ``dask`` connects to ``scheduler``, or starts a ``LocalCluster`` of ``n_jobs`` single-thread
-    worker processes (all cores for ``-1``); the client, and a cluster started here, are closed
+    worker processes (all cores for ``-1``) that listens on 127.0.0.1 only, its dashboard
+    included; the client, and a cluster started here, are closed
     on the way out, also when a cell fails. joblib runs the cells of a cluster with a single
     thread in all in this process, as it runs any one job.
     """
@@ -226,8 +227,10 @@ def _workers(backend: str, scheduler: str | None, n_jobs: int) -> Iterator[dict]
     with ExitStack() as stack:
         if scheduler is None:
             workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+            # this machine only: the scheduler, the workers and the dashboard (":0" would serve it on every
+            # interface) listen on 127.0.0.1
             cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                       dashboard_address=":0"))
+                                                       host="127.0.0.1", dashboard_address="127.0.0.1:0"))
             client = stack.enter_context(Client(cluster))
         else:
             try:
@@ -303,6 +306,7 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
         "version": __version__, "cells": len(design),
         "design_sha256": hashlib.sha256(design_csv.encode("utf-8")).hexdigest()}, option=orjson.OPT_SERIALIZE_NUMPY))
     with output_folder(out_dir):
+        remove_stale_temporaries(out_dir / CELLS_DIR)  # output_folder's, for the cells of a killed run
         resuming = _claim_folder(out_dir, arguments, force=force)
         computed: list[int] = []
         try:

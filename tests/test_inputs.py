@@ -212,3 +212,4 @@ def test_a_value_given_to_a_flag_is_named_as_such():
     assert done.returncode == 2
     assert done.stderr.decode() == "error: true: no such file or folder (a flag such as --json takes no value: " \
                                    "write it alone)\n"
+

@@ -119,8 +119,9 @@ def test_the_fast_path_and_the_reference_reader_read_labels_alike(canonical, tmp
     assert [lab for chunk in chunks for lab in chunk.conversations["label"]] == [v[0] for v in EXPECTED.values()]
 
     fast, _ = score_file(canonical, POLICY, format="jsonl", out_dir=tmp_path / "fast")
-    # labels (even none) send the file to the reference reader, then the vectorised scorer
-    reference, _ = score_file(canonical, POLICY, format="jsonl", labels=Labels({}, {}), out_dir=tmp_path / "ref")
+    # labels (here one conversation's own) send the file to the reference reader, then the vectorised scorer
+    reference, _ = score_file(canonical, POLICY, format="jsonl", labels=Labels({"a-esc": "ESC"}, {}),
+                              out_dir=tmp_path / "ref")
     assert (tmp_path / "fast" / "conversations.jsonl").read_text() == \
         (tmp_path / "ref" / "conversations.jsonl").read_text()
     assert fast.to_dict() == reference.to_dict()

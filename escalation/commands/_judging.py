@@ -11,9 +11,12 @@ import numpy as np
 import pandas as pd
 import typer
 
+from ._console import plain
+
+
 def _fail(message: str, code: int = 2):
     """Stop with a one-line message on standard error, as bad input does."""
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    typer.echo(f"error: {plain(' '.join(str(message).split()), None)}", err=True)
     raise typer.Exit(code)
 
 
@@ -26,7 +29,7 @@ class _Judging:
 
 
 def prepare_judges(records: list[Path], judge_model: str, instructions: Optional[Path], *, format, labels, policy,
-                    approval_escalation, mode) -> _Judging:
+                    approval_escalation, mode, limits=None) -> _Judging:
     """Check everything the judges need before the scoring writes anything (exit 2 otherwise).
 
     The logs are read whole (the judges need every message), and scored again by the same
@@ -59,7 +62,7 @@ def prepare_judges(records: list[Path], judge_model: str, instructions: Optional
             for log in inputs.logs:
                 read = read_conversations(log.path, format=format, labels=labels, policy=policy,
                                           approval_escalation=approval_escalation,
-                                          qualify_ids=len(inputs.logs) > 1)[0]
+                                          qualify_ids=len(inputs.logs) > 1, limits=limits)[0]
                 conversations += read
                 sources += [log.name] * len(read)
     except InputError as err:
@@ -138,12 +141,12 @@ def print_judges(lines: list[dict], judging: _Judging, *, path: Optional[Path], 
     def say(text):
         typer.echo(text, err=err)
 
-    say(f"judges ({judging.model_name}; diagnostics only, u, o and pi are unchanged): {len(lines)} evaluated "
+    say(f"judges ({plain(judging.model_name)}; diagnostics only, u, o and pi are unchanged): {len(lines)} evaluated "
         f"conversation{'' if len(lines) == 1 else 's'}")
     questions = sum(len(line["judge_p"]) for line in lines)
     obliged = sum(line["judge_obligation_turn"] is not None for line in lines)
     doubtful = [line["conversation_id"] for line in lines if line["doubtful_label"]]
-    shown = ", ".join(doubtful[:5]) + (", ..." if len(doubtful) > 5 else "")
+    shown = ", ".join(plain(cid) for cid in doubtful[:5]) + (", ..." if len(doubtful) > 5 else "")
     say(f"per-turn judge: {questions} turn questions, {judging.turn_judge.calls} model calls; an obligation turn "
         f"(p >= 0.5) in {obliged} of {len(lines)}; doubtful labels {len(doubtful)}" + (f" ({shown})" if doubtful else ""))
     asked = [line for line in lines if line["judge_cause"] is not None or line["judge_error"] is not None]
@@ -154,4 +157,4 @@ def print_judges(lines: list[dict], judging: _Judging, *, path: Optional[Path], 
     say(f"cause judge: {len(asked)} errors; consistent with the record's cause {consistent}, not consistent "
         f"{inconsistent}, answer rejected {rejected}; evidence quoted verbatim {verified}")
     if path is not None:
-        say(f"wrote {path}")
+        say(f"wrote {plain(path, None)}")

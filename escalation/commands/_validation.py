@@ -35,14 +35,15 @@ def print_validation(result, console) -> None:
     Rogan-Gladen; the validation conversations of the half and how many err by the record), then the method, what the raw figures bound (pi is not corrected), and every
     warning of the correction. Fits 100 columns.
     """
-    from rich.markup import escape
     from rich.table import Table
+
+    from ._console import plain, warning_line
 
     data = result.to_dict() if isinstance(result, ValidationCorrection) else result
     conf = int(round(data["confidence"] * 100))
-    console.print(f"corrected with {data['file'] or 'the validation conversations'}: "
-                  f"{data['evaluated']} of {data['conversations']} conversations with both the record and the text",
-                  highlight=False)
+    source = plain(data["file"], None) if data["file"] else "the validation conversations"
+    console.print(f"corrected with {source}: {data['evaluated']} of {data['conversations']} conversations with "
+                  "both the record and the text", markup=False, highlight=False)
     pv = data["method"] == "predictive_values"
     first, second = ("ppv", "false_omission") if pv else ("sensitivity", "specificity")
     table = Table(show_edge=False, header_style="bold")
@@ -60,4 +61,4 @@ def print_validation(result, console) -> None:
                   highlight=False)
     console.print(MODE_B_BOUNDS, highlight=False)
     for warning in data["warnings"]:
-        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
+        console.print(warning_line(warning))

@@ -8,6 +8,7 @@ from typing import Optional
 import orjson
 import typer
 
+from escalation.commands._console import console as plain_console, json_text, plain, warning_line
 from escalation.commands.score import Interval
 from escalation.estimators import FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE
 
@@ -85,20 +86,25 @@ def _flag_error(err):
     return InputError(f"{flag} {err.detail}")
 
 
-def _ids(ids, shown: int = 10) -> str:
-    text = ", ".join(str(x) for x in ids[:shown])
-    return text + (f", ... ({len(ids) - shown} more in compare.json)" if len(ids) > shown else "")
+def _ids(ids, first: int = 10) -> str:
+    """The first ``first`` scenario ids, as plain text."""
+    text = ", ".join(plain(x) for x in ids[:first])
+    return text + (f", ... ({len(ids) - first} more in compare.json)" if len(ids) > first else "")
 
 
 def print_comparison(data: dict, *, top: int, out: Optional[Path] = None) -> None:
     """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns)."""
     from rich import box
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console(width=min(Console().width, 100))
-    name_a, name_b = data["names"]["a"], data["names"]["b"]
+    def cell(value, note):
+        """A table cell: ``value``, and ``note`` dimmed on the line below."""
+        return Text.assemble(f"{value}\n", (note, "dim"))
+
+    console = plain_console(width=min(Console().width, 100))
+    name_a, name_b = plain(data["names"]["a"]), plain(data["names"]["b"])
     level = f"{data['confidence']:.0%}"
     bootstrap = data["interval"].startswith("bootstrap")
     limits = "wilson-kish" if bootstrap else data["interval"]
@@ -106,12 +112,12 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None) -> Non
     chosen = "bootstrap" if bootstrap else "Newcombe"
     floor = max(1e-12, 1.0 / data["n_boot"]) if bootstrap else 1e-12
     scope = " both have (--common)" if data["common"] else ""
-    console.print(f"{escape(name_b)} minus {escape(name_a)}: {data['scenarios']} scenarios{scope}, "
-                  f"{data['cases']} cases; {level} intervals", highlight=False)
+    console.print(f"{name_b} minus {name_a}: {data['scenarios']} scenarios{scope}, "
+                  f"{data['cases']} cases; {level} intervals")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold")
     table.add_column("figure", no_wrap=True)
     for name in (name_a, name_b):
-        table.add_column(escape(name), justify="right", min_width=6, max_width=10, overflow="fold")
+        table.add_column(name, justify="right", min_width=6, max_width=10, overflow="fold")
     table.add_column("B - A", justify="right", no_wrap=True)
     table.add_column("p", justify="right", no_wrap=True)
     for title in (f"Newcombe {level}", f"bootstrap {level}"):
@@ -122,51 +128,50 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None) -> Non
         for which in ("newcombe", "bootstrap"):
             word = words[which]
             text = word["word"] if word["lowest"] is None else f"{word['word']} ({word['lowest']:.2f})"
-            cells.append(f"{_ci(diff[f'{which}_ci'])}\n[dim]{text}[/dim]")
-        table.add_row(f"{diff['metric']}\n[dim]{diff['clusters']} cases[/dim]",
-                      f"{_num(diff['a'])}\n[dim]n {diff['n_a']}[/dim]", f"{_num(diff['b'])}\n[dim]n {diff['n_b']}[/dim]",
-                      _num(diff["difference"], "{:+.3f}"), _p(diff["p_value"], floor), *cells, end_section=True)
+            cells.append(cell(_ci(diff[f"{which}_ci"]), text))
+        table.add_row(cell(diff["metric"], f"{diff['clusters']} cases"), cell(_num(diff["a"]), f"n {diff['n_a']}"),
+                      cell(_num(diff["b"]), f"n {diff['n_b']}"), _num(diff["difference"], "{:+.3f}"),
+                      _p(diff["p_value"], floor), *cells, end_section=True)
     console.print(table)
-    console.print(f"A = {escape(name_a)}, B = {escape(name_b)}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired square-and-add with {limits} "
-                  f"limits; bootstrap: paired cluster bootstrap over cases ({kind}); * chosen (--interval "
-                  f"{data['interval']}); p: two-sided p-value of no difference, inverting the chosen interval. p_u, "
-                  "p_o: lower is better; pi: higher is better.", highlight=False)
+    console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired "
+                  f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "
+                  f"chosen (--interval {data['interval']}); p: two-sided p-value of no difference, inverting the "
+                  "chosen interval. p_u, p_o: lower is better; pi: higher is better.")
     studied = "" if data["confidence"] == 0.95 else ", at 95%"
     console.print(f"Under each interval: its lowest coverage in `escalation study differences` at that many cases"
-                  f"{studied}, and the word for it: {WORDS}.", highlight=False)
-    console.print(f"[bold]advice[/bold]: {escape(data['advice'])}.", highlight=False)
+                  f"{studied}, and the word for it: {WORDS}.")
+    console.print(Text.assemble(("advice", "bold"), f": {plain(data['advice'], None)}."))
     if data["common"]:
         left = [(name, ids) for name, ids in data["only_in"].items() if ids]
         if left:
             console.print("left out (--common): " + "; ".join(
-                f"{len(ids)} scenario{'' if len(ids) == 1 else 's'} only in {escape(name)} ({escape(_ids(ids))})"
-                for name, ids in left), highlight=False)
+                f"{len(ids)} scenario{'' if len(ids) == 1 else 's'} only in {plain(name)} ({_ids(ids)})"
+                for name, ids in left))
         else:
-            console.print("left out (--common): none, both folders have the same scenarios", highlight=False)
+            console.print("left out (--common): none, both folders have the same scenarios")
     for warning in data["warnings"]:
-        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
+        console.print(warning_line(warning))
     disagree = data["disagreements"]
     if not disagree:
         console.print("The two assistants agree on every scenario.")
     elif top == 0:
         console.print(f"Scenarios where they disagree: {len(disagree)} (none shown: --top 0; compare.json and "
-                      "disagreements.csv list them)", highlight=False)
+                      "disagreements.csv list them)")
     else:
         console.print(f"Scenarios where they disagree ({len(disagree)}; {min(top, len(disagree))} shown, largest "
-                      "difference first):", highlight=False)
-        shown = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold")
-        shown.add_column("scenario", overflow="fold")
-        shown.add_column("label", justify="right", no_wrap=True)
+                      "difference first):")
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold")
+        table.add_column("scenario", overflow="fold")
+        table.add_column("label", justify="right", no_wrap=True)
         for name in (name_a, name_b):
-            shown.add_column(f"{escape(name)} errors/n", justify="right", min_width=8, max_width=20, overflow="fold")
-        shown.add_column("B - A", justify="right", no_wrap=True)
+            table.add_column(f"{name} errors/n", justify="right", min_width=8, max_width=20, overflow="fold")
+        table.add_column("B - A", justify="right", no_wrap=True)
         for row in disagree[:top]:
-            shown.add_row(escape(str(row["scenario_id"])), row["label"], f"{row['errors_a']}/{row['n_a']}",
+            table.add_row(plain(row["scenario_id"]), plain(row["label"]), f"{row['errors_a']}/{row['n_a']}",
                           f"{row['errors_b']}/{row['n_b']}", f"{row['difference']:+.2f}")
-        console.print(shown)
+        console.print(table)
     if out is not None:
-        console.print(f"wrote {escape(str(out / 'compare.json'))}, differences.csv and disagreements.csv",
-                      highlight=False)
+        console.print(f"wrote {plain(out / 'compare.json', None)}, differences.csv and disagreements.csv")
 
 
 def compare(
@@ -180,8 +185,8 @@ def compare(
                                 "others (default: refuse folders of different scenarios)."),
     confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL", help="Level of both intervals, "
                                      "strictly between 0 and 1."),
-    n_boot: int = typer.Option(2000, "--n-boot", metavar="N", help="Paired cluster bootstrap resamples (at least "
-                               "1)."),
+    n_boot: int = typer.Option(2000, "--n-boot", metavar="N", help="Paired cluster bootstrap resamples, 1 to "
+                               "100,000."),
     seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap."),
     interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help="The chosen interval, "
                                       "whose p-value is printed. wilson-kish (default), wilson-kish-t, "
@@ -195,10 +200,12 @@ def compare(
                                        "differences.csv and disagreements.csv."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
-    from escalation.estimators import InputError, ScenarioMismatchError, compare_scored, write_atomic
+    from escalation.estimators import InputError, ScenarioMismatchError, check_out_dir, compare_scored, write_files
 
     if top < 0:
         raise InputError(f"--top must be at least 0, got {top}")
+    if out is not None:
+        check_out_dir(out, (a_dir, b_dir), writes=("compare.json", "differences.csv", "disagreements.csv"))
     try:
         result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, interval=interval.value,
                                 rho=rho, seed=seed, names=_names(names), common=common)
@@ -211,11 +218,11 @@ def compare(
         raise _flag_error(err) from None
     data = result.to_dict()
     if out is not None:
-        write_atomic(out / "compare.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
-        write_atomic(out / "differences.csv", result.to_frame().to_csv(index=False))
-        write_atomic(out / "disagreements.csv", result.disagreements.to_csv(index=False))
+        write_files(out, {"compare.json": orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n",
+                          "differences.csv": result.to_frame().to_csv(index=False),
+                          "disagreements.csv": result.disagreements.to_csv(index=False)})
     if as_json:
-        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        typer.echo(json_text(data))
         return
     print_comparison(data, top=top, out=out)
 

@@ -8,10 +8,9 @@ import tempfile
 from pathlib import Path
 from typing import List, Optional
 
-import orjson
 import typer
 
-from escalation.commands._study_options import check_out_folder
+from escalation.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
 from escalation.commands.score import FORMATS, INTERVAL_HELP, Interval
 
 
@@ -83,11 +82,9 @@ def _estimate(value, ci) -> str:
 
 def print_leaderboard(data: dict, *, out: Path) -> None:
     """The readable leaderboard of :meth:`Leaderboard.to_dict`, for a person."""
-    from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = plain_console(width=None if sys.stdout.isatty() else 160)
     level = f"{data['confidence']:.0%}"
     table = Table(title=f"Leaderboard ({data['scenarios']} scenarios; {level} intervals, {data['interval']}; "
                         "letters: groups)", header_style="bold", show_edge=False)
@@ -98,25 +95,24 @@ def print_leaderboard(data: dict, *, out: Path) -> None:
     for column in ("n ESC", "n ACT", "pairs", "scenarios"):
         table.add_column(column, justify="right", no_wrap=True)
     for model in data["models"]:
-        cells = [str(model["rank"]), escape(model["model"])]
+        cells = [str(model["rank"]), plain(model["model"])]
         cells += [f"{_estimate(model[f]['value'], model[f]['ci'])} {model[f]['groups']}" for f in ("p_u", "p_o", "pi")]
         cells += [str(model["p_u"]["n"]), str(model["p_o"]["n"]), str(model["pi"]["pairs"]),
                   str(model["p_u"]["scenarios"] + model["p_o"]["scenarios"])]
         table.add_row(*cells)
     console.print(table)
     console.print("Ranked by pi (higher is better), ties by p_u (lower is better). The letters after each figure: "
-                  f"{escape(data['groups_rule'])}.", highlight=False)
+                  f"{plain(data['groups_rule'], None)}.")
     for figure in ("p_u", "p_o", "pi"):
-        apart = [f"{escape(d['a'])} vs {escape(d['b'])} ({d['difference']:+.3f})" for d in data["differences"]
+        apart = [f"{plain(d['a'])} vs {plain(d['b'])} ({d['difference']:+.3f})" for d in data["differences"]
                  if d["metric"] == figure and d["verdict"] == "different"]
-        console.print(f"{figure}: different (Holm, {1 - data['confidence']:.0%}): {', '.join(apart) or 'none'}",
-                      highlight=False)
+        console.print(f"{figure}: different (Holm, {1 - data['confidence']:.0%}): {', '.join(apart) or 'none'}")
     for note in data["notes"]:
-        console.print(f"note: {escape(note)}", highlight=False)
+        console.print(f"note: {plain(note, SENTENCE_LIMIT)}")
     for warning in data["warnings"]:
-        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
-    console.print(f"wrote {out / 'leaderboard.csv'}, leaderboard.md, differences.csv, differences.md, "
-                  "leaderboard.png and leaderboard.pdf", highlight=False)
+        console.print(warning_line(warning))
+    console.print(f"wrote {plain(out / 'leaderboard.csv', None)}, leaderboard.md, differences.csv, differences.md, "
+                  "leaderboard.png and leaderboard.pdf")
 
 
 def leaderboard(
@@ -142,8 +138,8 @@ def leaderboard(
                                  "the table."),
 ) -> None:
     """Rank models run on the same scenarios, with their differences and groups (the help text is :data:`HELP`)."""
-    from escalation.estimators import (InputError, leaderboard as rank, load_policy, output_folder, read_scored,
-                                       score_file, write_atomic)
+    from escalation.estimators import (InputError, check_out_dir, leaderboard as rank, load_policy, read_scored,
+                                       score_file, write_files)
     from escalation.figures import plot_leaderboard
 
     if not 0.0 < confidence < 1.0:
@@ -155,7 +151,8 @@ def leaderboard(
     for log in logs:
         if not log.is_file():
             raise InputError("no such file", source=str(log))
-    check_out_folder(out)
+    check_out_dir(out, (*logs, policy), writes=("leaderboard.csv", "leaderboard.md", "differences.csv",
+                                                 "differences.md", "leaderboard.png", "leaderboard.pdf"))
     model_names = _model_names(logs, names)
     policy_obj = load_policy(policy if policy is not None else _suite_policy())
     scored = {}
@@ -172,11 +169,9 @@ def leaderboard(
              "differences.csv": board.differences_frame().to_csv(index=False),
              "differences.md": board.differences_markdown(),
              **_figure_files(plot_leaderboard(board.to_frame(), confidence=confidence))}
-    with output_folder(out):
-        for file_name, content in files.items():
-            write_atomic(out / file_name, content)
+    write_files(out, files)
     if as_json:
-        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        typer.echo(json_text(data))
     else:
         print_leaderboard(data, out=out)
 

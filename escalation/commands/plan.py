@@ -12,9 +12,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from escalation.estimators import InputError, plan_difference, plan_interval, plan_paired_figure
+from escalation.estimators import MAX_PLAN_SIZE, InputError, plan_difference, plan_interval, plan_paired_figure
 
 _DEFAULT_RHO_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+MAX_RHO_GRID = 100  # rows of the sensitivity table, one plan each
 _SENSITIVITY_KEYS = ("scenarios", "replicas", "power", "achieved_power", "conversations")
 SOURCE = "escalation plan"
 
@@ -56,6 +57,9 @@ def _rho_grid(text: str, rho: float) -> list[float]:
     outside = sorted(v for v in values if not 0.0 <= v <= 1.0)
     if outside:
         raise InputError(f"--rho-grid values must lie in [0, 1], got {outside[0]:g}", source=SOURCE)
+    if len(values) > MAX_RHO_GRID:
+        raise InputError(f"--rho-grid takes at most {MAX_RHO_GRID} values (a row of the table each), got "
+                         f"{len(values)}", source=SOURCE)
     return sorted(values | {float(rho)})
 
 
@@ -220,9 +224,9 @@ def plan(
     half_width: Optional[float] = typer.Option(None, "--half-width", metavar="H", help="Target half-width (high - "
                                                "low) / 2 of the interval, in (0, 0.5)."),
     replicas: Optional[int] = typer.Option(None, "--replicas", metavar="M", help="Mean conversations m per "
-                                           "scenario (replicas), >= 1."),
+                                           f"scenario (replicas), 1 to {MAX_PLAN_SIZE:,}."),
     scenarios: Optional[int] = typer.Option(None, "--scenarios", metavar="K", help="Scenarios K of the rate's "
-                                            "label (cases with --paired-figure), >= 1."),
+                                            f"label (cases with --paired-figure), 1 to {MAX_PLAN_SIZE:,}."),
     confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL", help="Confidence level of the "
                                      "interval, in (0, 1)."),
     paired_figure: bool = typer.Option(False, "--paired-figure", help="Plan the interval of pi; the clusters "
@@ -237,8 +241,9 @@ def plan(
                                                 "assistants' scenario rates, in [-1, 1]; adds the paired design "
                                                 "(with --p-b)."),
     size_cv: float = typer.Option(0.0, "--size-cv", metavar="CV", help="Coefficient of variation of the "
-                                  "scenario sizes (sd / mean; 0: every scenario has m): the design effect takes "
-                                  "m_bar = m (1 + cv^2) (SPEC section 5; Eldridge, Ashby & Kerry 2006)."),
+                                  "scenario sizes (sd / mean, 0 to 100; 0: every scenario has m): the design "
+                                  "effect takes m_bar = m (1 + cv^2) (SPEC section 5; Eldridge, Ashby & Kerry "
+                                  "2006)."),
     sizes: Optional[str] = typer.Option(None, "--sizes", metavar="N,N,...", help="Scenario sizes of a pilot, in "
                                         "place of --size-cv: m_bar = m * sum(n^2) / sum(n) / mean(n)."),
     interval: PlanInterval = typer.Option(PlanInterval.wilson_kish, "--interval", metavar="METHOD",
@@ -250,7 +255,7 @@ def plan(
                                   "few scenarios; z: the normal rule, whose test rejects too often then "
                                   "(escalation study sample-size)."),
     rho_grid: str = typer.Option(",".join(map(str, _DEFAULT_RHO_GRID)), "--rho-grid", metavar="RHO,RHO,...",
-                                 help="rho values of the sensitivity table, each in [0, 1]."),
+                                 help=f"rho values of the sensitivity table, each in [0, 1]; at most {MAX_RHO_GRID}."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the tables."),
 ) -> None:
     """Plan an evaluation: solve for the one unknown among scenarios K, replicas m and half-width h.
@@ -261,8 +266,10 @@ def plan(
     both, plan each rate). With --paired-figure K counts cases, each an ESC and an ACT scenario.
     --size-cv or --sizes gives the spread of the scenario sizes.
 
-    Replicas cannot replace scenarios: no number of replicas brings K below the floor. A legend
-    under the tables says what each column means.
+    Replicas cannot replace scenarios: no number of replicas brings K below the floor. A plan
+    has at most a million scenarios and a million replicas: a target that needs more is refused
+    (and shown as - in the sensitivity table). A legend under the tables says what each column
+    means.
 
     \b
     Examples:

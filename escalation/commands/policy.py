@@ -8,10 +8,10 @@ from typing import Optional
 
 import typer
 from rich import box
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from escalation.commands._console import SENTENCE_LIMIT, console as plain_console, plain
 from escalation.commands.score import FORMATS
 from escalation.estimators import (InputError, check_policy, draft_policy, load_policy, tool_usage, turn_ranges,
                                    write_atomic)
@@ -23,14 +23,9 @@ LOG_HELP = "Log file (or tau2-bench results folder) in any format that escalatio
 FORMAT_HELP = f"Input format: {', '.join(FORMATS)}."
 
 
-def _shown(name: str) -> str:
-    """A tool name from a log, safe to print: rich markup escaped, control characters as in repr."""
-    return escape(name if name.isprintable() else repr(name))
-
-
-def _console(err: bool) -> Console:
+def _console(err: bool):
     stream = sys.stderr if err else sys.stdout
-    return Console(file=stream, width=None if stream.isatty() else 80, highlight=False)
+    return plain_console(err=err, width=None if stream.isatty() else 80)
 
 
 def _check_format(format: str) -> None:
@@ -47,15 +42,15 @@ def _tool_table(rows, list_header: str = "list") -> Table:
         table.add_column(column, justify=justify, no_wrap=True)
     table.add_column("why", ratio=2)
     for tool, placed in rows:
-        table.add_row(_shown(tool.name), str(tool.calls), str(tool.conversations),
-                      turn_ranges(tool.turns, _TURN_WIDTH), _SHORT[placed.list], escape(placed.short))
+        table.add_row(plain(tool.name), str(tool.calls), str(tool.conversations),
+                      turn_ranges(tool.turns, _TURN_WIDTH), _SHORT[placed.list], plain(placed.short))
     return table
 
 
-def _heading(usage) -> str:
+def _heading(usage) -> Text:
     tools = len(usage.called())
-    return (f"[bold]{escape(usage.source)}[/bold] ({usage.format}): {usage.conversations} conversations, "
-            f"{usage.calls} tool calls of {tools} tool{'' if tools == 1 else 's'}")
+    return Text.assemble((plain(usage.source, None), "bold"), f" ({usage.format}): {usage.conversations} "
+                         f"conversations, {usage.calls} tool calls of {tools} tool{'' if tools == 1 else 's'}")
 
 
 def init(
@@ -100,7 +95,7 @@ def init(
                 "placements": [{"tool": p.name, "list": p.list, "by": p.by, "why": p.why} for p in draft.placements],
                 "policy": draft.to_dict(), "written": None if out is None else str(out),
                 "warnings": draft.warnings()}
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(data, indent=2))  # ASCII: a name's control characters and surrogates escaped
     else:
         console = _console(err=out is None)
         console.print(_heading(usage))
@@ -111,17 +106,17 @@ def init(
                       f"as actions for want of a sign: {counts['default']}; a person must confirm every one")
         if out is not None:
             lists = draft.lists()
-            console.print(f"wrote {escape(str(out))} ({'TOML' if out.suffix.lower() == '.toml' else 'JSON'}): "
+            console.print(f"wrote {plain(out, None)} ({'TOML' if out.suffix.lower() == '.toml' else 'JSON'}): "
                           f"{len(lists['escalation_tools'])} escalation, {len(lists['read_only_tools'])} read-only, "
                           f"{len(lists['action_tools'])} action tools")
         else:
             typer.echo(text, nl=False)
     for warning in draft.warnings():
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {plain(warning, SENTENCE_LIMIT)}", err=True)
 
 
 def _names(pairs) -> str:
-    return ", ".join(f"{_shown(name)} ({', '.join(lists)})" for name, lists in pairs)
+    return ", ".join(f"{plain(name)} ({', '.join(lists)})" for name, lists in pairs)
 
 
 def check(
@@ -147,30 +142,31 @@ def check(
     usage = tool_usage(log, format=format)
     result = check_policy(usage, policy_obj)
     if as_json:
-        typer.echo(json.dumps({**result.to_dict(), "policy": str(policy)}, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps({**result.to_dict(), "policy": str(policy)}, indent=2))
     else:
         _print_check(result, str(policy))
     for warning in result.warnings():
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {plain(warning, SENTENCE_LIMIT)}", err=True)
 
 
 def _print_check(result, policy: str) -> None:
     usage = result.usage
     console = _console(err=False)
-    console.print(f"{_heading(usage)}; policy {escape(policy)}")
+    console.print(Text.assemble(_heading(usage), f"; policy {plain(policy, None)}"))
     if result.unmarked:
-        console.print(f"[yellow]unmarked tools[/yellow] (called, in no list: each call counts as an action): "
-                      f"{len(result.unmarked)}")
+        console.print(Text.assemble(("unmarked tools", "yellow"), " (called, in no list: each call counts as an "
+                                    f"action): {len(result.unmarked)}"))
         console.print(_tool_table(result.unmarked, list_header="suggested"))
     else:
         console.print("unmarked tools: none (the policy lists every tool the log calls)")
     console.print(f"tools in the policy that the log never calls: {_names(result.never_called) or 'none'}")
-    never = ", ".join(map(_shown, result.escalation_never_called))
+    never = ", ".join(map(plain, result.escalation_never_called))
     console.print(f"escalation tools never called: {never or 'none'}")
     if result.doubts:
-        console.print(f"[yellow]doubts[/yellow] (the name or an annotation suggests another list): {len(result.doubts)}")
+        console.print(Text.assemble(("doubts", "yellow"), " (the name or an annotation suggests another list): "
+                                    f"{len(result.doubts)}"))
         for name, listed, placed in result.doubts:
-            console.print(f"  {_shown(name)} is in {listed}; {escape(placed.why)}: {placed.list}?")
+            console.print(f"  {plain(name)} is in {listed}; {plain(placed.why, SENTENCE_LIMIT)}: {placed.list}?")
     else:
         console.print("doubts: none")
 

@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_at_least, force_option,
+from escalation.commands._console import console
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
                                                 n_jobs_option, out_option, scheduler_option, seed_option,
                                                 study_arguments)
 from escalation.studies import REPRODUCE_SEED as DEFAULT_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS, reproduce as run_study
@@ -28,7 +28,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         expected_pairs: Optional[int] = typer.Option(None, "--expected-pairs", metavar="N",
                                                      help="Paired cases per profile for the expected values "
                                                           f"(default {EXPECTED_PAIRS:,}; {SMOKE_EXPECTED_PAIRS:,} "
-                                                          "with --smoke; at least 1)."),
+                                                          f"with --smoke; 1 to {100 * EXPECTED_PAIRS:,})."),
         force: bool = force_option(),
         backend: Backend = backend_option(),
         scheduler: Optional[str] = scheduler_option(),
@@ -40,10 +40,10 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         Example: escalation reproduce --out results/ --n-jobs 2
         """
         source = "escalation reproduce"
-        check_at_least(expected_pairs, 1, source=source, flag="--expected-pairs")
+        check_count(expected_pairs, 1, source=source, flag="--expected-pairs", most=100 * EXPECTED_PAIRS)
         options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=source)
         tables = run_study(out, smoke=smoke, seed=seed, n_jobs=n_jobs, expected_pairs=expected_pairs, progress=True,
                            **options)
         checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
-        Console().print(f"reproduced the paper: {int((checks['within_tolerance'] == 'yes').sum())} of {len(checks)} "
+        console().print(f"reproduced the paper: {int((checks['within_tolerance'] == 'yes').sum())} of {len(checks)} "
                         f"expected values within tolerance of the paper; tables, figures and {out / 'report.md'}")

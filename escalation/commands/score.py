@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import sys
 from contextlib import nullcontext
 from enum import Enum
@@ -12,7 +13,7 @@ from typing import Collection, Optional
 
 import typer
 
-from escalation.estimators import FORMATS as READER_FORMATS, INTERVAL_METHODS
+from escalation.estimators import FORMATS as READER_FORMATS, INTERVAL_METHODS, ArchiveLimits
 
 FORMATS = ("auto", *READER_FORMATS)
 
@@ -27,7 +28,8 @@ INTERVAL_HELP = ("The interval of every figure. wilson-kish: the paper's (SPEC s
 
 JUDGE_MODEL_HELP = ("After scoring, ask an LLM judge about every evaluated conversation, with any model inspect_ai "
                     "supports, named as inspect_ai names it: openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
-                    "ollama/llama3.1... (the provider's API key comes from the environment, as for inspect eval). "
+                    "ollama/llama3.1... (the provider's API key comes from the environment, as for inspect eval; a "
+                    "model at plain http:// is refused unless it runs on this machine, and no redirect is followed). "
                     "The per-turn judge gives, turn by turn, the probability that the instructions already "
                     "required a person (it reads the instructions and the user's messages only, never what the "
                     "assistant did); the cause judge names why each error happened, from a closed list, with a "
@@ -63,18 +65,18 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
                   apart: Collection[str] = ()) -> None:
     """A short readable summary of ``summary.json`` for a person; the warnings in ``apart`` are left
     out (the command prints them on standard error)."""
-    from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console(width=None if sys.stdout.isatty() else 100)
-    conf = int(round(summary["confidence"] * 100))
+    from ._console import console as plain_console, plain, warning_line
     from ._validation import MODE_B_HEADER
 
+    console = plain_console(width=None if sys.stdout.isatty() else 100)
+    conf = int(round(summary["confidence"] * 100))
     mode = "with the tool record (mode A)" if summary["mode"] == "record" else MODE_B_HEADER
-    console.print(f"[bold]{records}[/bold] ({fmt}): {summary['conversations']} conversations, scored {mode}",
-                  highlight=False)
-    table = Table(show_edge=False, header_style="bold")
+    console.print(Text.assemble((plain(records, None), "bold"), f" ({fmt}): {summary['conversations']} "
+                                f"conversations, scored {mode}"))
+    table = Table(show_edge=False, header_style="bold")  # the figures alone: nothing from the input
     for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "deff", "n_eff"):
         table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
     p = summary["paired"]
@@ -94,9 +96,9 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
                                             for r in (summary["under"], summary["over"], p)):
         note = ("; rho '-' is undefined (one scenario, or every scenario of one conversation, or no variation of "
                 "the outcome): the interval then uses rho = 1")
-    console.print(f"interval: {summary['interval']}{note}", highlight=False)
+    console.print(f"interval: {summary['interval']}{note}")
     for warning in (w for w in summary["warnings"] if w not in apart):
-        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
+        console.print(warning_line(warning))
     for key in ("under", "over"):
         causes = ", ".join(f"{k} {v}" for k, v in summary[key].get("causes", {}).items())
         console.print(f"causes of {key}-escalation: {causes}")
@@ -112,17 +114,17 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
         handoffs = {k: v for k, v in summary["unmarked_tools"].items() if handoff_word(k)}
         others = {k: v for k, v in summary["unmarked_tools"].items() if k not in handoffs}
         if others:
-            tools = ", ".join(f"{escape(k)} ({v})" for k, v in others.items())
-            console.print(f"unmarked tools (counted as actions; mark look-ups as read_only_tools): {tools}",
-                          highlight=False)
+            tools = ", ".join(f"{plain(k)} ({v})" for k, v in others.items())
+            console.print(f"unmarked tools (counted as actions; mark look-ups as read_only_tools): {tools}")
         if handoffs:
-            tools = ", ".join(f"{escape(k)} ({v})" for k, v in handoffs.items())
+            tools = ", ".join(f"{plain(k)} ({v})" for k, v in handoffs.items())
             console.print(f"unmarked tools whose name suggests a hand-off (counted as actions; if they pass the "
-                          f"case to a person, they belong in escalation_tools): {tools}", highlight=False)
+                          f"case to a person, they belong in escalation_tools): {tools}")
     if summary["rho_fixed"] is not None:
         console.print(f"rho fixed by --rho at {summary['rho_fixed']}")
     if out_dir is not None:
-        console.print(f"wrote {out_dir / 'conversations.jsonl'} and {out_dir / 'summary.json'}")
+        console.print(f"wrote {plain(out_dir / 'conversations.jsonl', None)} and "
+                      f"{plain(out_dir / 'summary.json', None)}", soft_wrap=True)  # paths are never cut
 
 
 def _format_hint(records, given: str) -> str | None:
@@ -140,6 +142,21 @@ def _format_hint(records, given: str) -> str | None:
         return None
     return (f"hint: {first} reads as {detected} when the format is detected: try --format {detected}, or leave "
             "--format out")
+
+
+def _size(text: str, flag: str) -> int:
+    """A number of bytes as a size option takes it: ``1048576``, or with K, M, G or T (powers of 1024): ``512M``."""
+    from escalation.estimators import InputError
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.ASCII | re.IGNORECASE)
+    size = int(float(match[1]) * 1024 ** ("KMGT".find(match[2].upper()) + 1 if match[2] else 0)) if match else 0
+    if size < 1:
+        raise InputError(f"must be a size such as 512M or 4G (K, M, G, T: powers of 1024), got {text!r}", field=flag)
+    return size
+
+
+ARCHIVE_HELP = ("inspect .eval logs: the most {what} may decompress to (K, M, G, T: powers of 1024). The bytes are "
+                "counted as they are decompressed, and a log that passes the limit is refused (a zip bomb).")
 
 
 def score(
@@ -174,6 +191,10 @@ def score(
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
     instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
+    max_member_bytes: str = typer.Option(f"{ArchiveLimits.member >> 20}M", "--max-member-bytes", metavar="SIZE",
+                                         help=ARCHIVE_HELP.format(what="one member (a sample)")),
+    max_archive_bytes: str = typer.Option(f"{ArchiveLimits.archive >> 30}G", "--max-archive-bytes", metavar="SIZE",
+                                          help=ARCHIVE_HELP.format(what="the samples of one archive")),
 ) -> None:
     """Score assistant logs: under-escalation, over-escalation and the paired figure pi, with
     Wilson intervals and the Kish design effect (SPEC sections 3 to 7), or another interval (--interval).
@@ -187,19 +208,26 @@ def score(
     Exit code 2: unreadable input or a bad policy (nothing written). Exit code 3: no conversation
     was evaluated (both files are still written, and each reason is printed with what fixes it).
     """
-    from escalation.estimators import (LOG_SUFFIXES, InputError, correct_text_summary, describe_file, load_labels,
-                                       load_plan, load_policy, output_folder, read_validation, score_file,
-                                       write_atomic)
+    from escalation.estimators import (LOG_SUFFIXES, InputError, check_out_dir, correct_text_summary, describe_file,
+                                       load_labels, load_plan, load_policy, output_folder, read_validation,
+                                       score_file, write_atomic)
+
+    from ._console import SENTENCE_LIMIT, plain
 
     if not 0.0 < confidence < 1.0:
         raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
+    limits = ArchiveLimits(member=_size(max_member_bytes, "--max-member-bytes"),
+                           archive=_size(max_archive_bytes, "--max-archive-bytes"))
     for path in records:  # the logs first: a missing log is the likelier mistake
         if str(path) != "-" and not path.exists():
             flag = " (a flag such as --json takes no value: write it alone)" \
                 if str(path).lower() in ("true", "false", "yes", "no", "1", "0") else ""
             raise InputError(f"no such file or folder{flag}", source=str(path))
+    if out is not None:
+        check_out_dir(out, [*records, policy, labels, plan, validation, instructions],
+                      writes=("conversations.jsonl", "summary.json", "judges.jsonl"))
     policy_obj = load_policy(policy)
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
@@ -214,12 +242,13 @@ def score(
         from ._judging import prepare_judges, print_judges, run_judges
 
         judging = prepare_judges(records, judge_model, instructions, format=format, labels=label_obj,
-                                  policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value)
+                                  policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value,
+                                  limits=limits)
 
     checked = None
     if validation is not None:  # read before anything is written: a bad file exits 2 with no output
         checked = read_validation(validation, policy_obj, format=format, labels=label_obj,
-                                  approval_escalation=approval_escalation)
+                                  approval_escalation=approval_escalation, limits=limits)
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
     facts = {"validation": describe_file(validation), "labels": describe_file(labels), "plan": describe_file(plan),
@@ -241,7 +270,10 @@ def score(
                                            confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
                                            chunk_size=chunk_size, approval_escalation=approval_escalation,
                                            interval=interval.value, seed=seed,
-                                           progress=lambda n: bar.advance(task, n), provenance=facts)
+                                           progress=lambda n: bar.advance(task, n), provenance=facts,
+                                           limits=limits)
+            if out is not None:  # an earlier run's, which the summary just written does not name
+                (out / "judges.jsonl").unlink(missing_ok=True)
         finally:
             if collecting:
                 gc.enable()
@@ -254,7 +286,8 @@ def score(
             import orjson
             write_atomic(out / "summary.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
     for skipped in data["provenance"]["skipped"]:
-        typer.echo(f"note: left out {skipped} (not a log file: a log ends in {', '.join(LOG_SUFFIXES)})", err=True)
+        typer.echo(f"note: left out {plain(skipped, None)} (not a log file: a log ends in {', '.join(LOG_SUFFIXES)})",
+                   err=True)
     notes = summary.input_warnings  # SPEC section 7: the result cannot be what the user meant
     if as_json:
         typer.echo(json.dumps(data, indent=2))
@@ -262,22 +295,25 @@ def score(
         print_summary(data, records=", ".join("standard input" if str(p) == "-" else str(p) for p in records),
                       fmt=used, out_dir=out, apart=notes)
         if correction is not None:
-            from rich.console import Console
+            from ._console import console
             from ._validation import print_validation
-            print_validation(correction, Console(width=None if sys.stdout.isatty() else 100))
+            print_validation(correction, console(width=None if sys.stdout.isatty() else 100))
     for note in notes:
-        typer.echo(f"warning: {note}", err=True)
+        typer.echo(f"warning: {plain(note, SENTENCE_LIMIT)}", err=True)
     if format != "auto" and summary.tally.calls == 0 and summary.tally.with_record:
         hint = _format_hint(records, format)
         if hint:
-            typer.echo(hint, err=True)
+            typer.echo(plain(hint, None), err=True)
     if judging is not None:
         lines = run_judges(judging, written=out is not None)
         path = None
         if out is not None:
             import orjson
             path = out / "judges.jsonl"
-            write_atomic(path, chunks=(orjson.dumps(line) + b"\n" for line in lines))
+            written = write_atomic(path, chunks=(orjson.dumps(line) + b"\n" for line in lines))
+            outputs = {**data["provenance"]["outputs"], "judges.jsonl": written}  # named by summary.json, written last
+            data["provenance"] = {**data["provenance"], "outputs": outputs}
+            write_atomic(out / "summary.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
         print_judges(lines, judging, path=path, err=as_json)
     if not summary.evaluated:
         raise typer.Exit(NOTHING_EVALUATED)

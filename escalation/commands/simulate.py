@@ -8,7 +8,12 @@ from typing import Optional
 
 import typer
 
-from escalation.commands._study_options import check_n_jobs, check_out_folder, n_jobs_option
+from escalation.commands._study_options import check_n_jobs, n_jobs_option
+
+
+#: The most turns a simulation may hold, 2 x cases x replicas x max-turns (a bound on its turns): the
+#: conversations are made in memory before they are written, at about 1 KB a turn.
+MAX_TURNS = 4_000_000
 
 
 class SimMode(str, Enum):
@@ -33,7 +38,8 @@ def simulate_command(
                                           help="Assistant profile (see --list-profiles)."),
     cases: int = typer.Option(88, "--cases", min=1, metavar="N", help="Paired cases, each an ESC and an ACT "
                               "scenario (the paper's validation uses 88)."),
-    replicas: int = typer.Option(1, "--replicas", min=1, metavar="N", help="Conversations per scenario."),
+    replicas: int = typer.Option(1, "--replicas", min=1, metavar="N", help="Conversations per scenario (2 x "
+                                 f"--cases x --replicas x --max-turns is at most {MAX_TURNS:,})."),
     rho: float = typer.Option(0.0, "--rho", min=0.0, max=1.0, metavar="RHO",
                               help="Intra-scenario correlation of the error indicator (u on ESC, o on ACT)."),
     mode: SimMode = typer.Option(SimMode.record, "--mode", metavar="<record|text>",
@@ -63,7 +69,7 @@ def simulate_command(
           --rho 0.2 --mode text --seed 1 --out results/sim
       escalation score results/sim/records.jsonl --policy results/sim/policy.json
     """
-    from escalation.estimators import InputError, output_folder
+    from escalation.estimators import InputError, check_out_dir, output_folder
 
     if list_profiles:
         _list_profiles()
@@ -81,7 +87,11 @@ def simulate_command(
         raise InputError(f"must be a comma-separated subset of {', '.join(LANGUAGES)}, got {languages!r}",
                          field="--languages")
     check_n_jobs(n_jobs, source="escalation simulate")
-    check_out_folder(out)
+    if 2 * cases * replicas * max_turns > MAX_TURNS:
+        raise InputError(f"2 x --cases {cases} x --replicas {replicas} x --max-turns {max_turns} is "
+                         f"{2 * cases * replicas * max_turns:,} turns, more than the {MAX_TURNS:,} a simulation holds "
+                         "in memory (about 1 KB a turn): lower one of them", source="escalation simulate")
+    check_out_dir(out)
 
     from escalation.estimators import MODE_ALIASES, write_atomic
 

@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_at_least, force_option,
+from escalation.commands._console import console
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
                                                 n_jobs_option, nsim_option, out_option, scheduler_option,
                                                 seed_option, study_arguments)
 from escalation.studies import COVERAGE_SEED as DEFAULT_SEED, COVERAGE_METHODS as METHODS, run_coverage_study as run_study
@@ -36,8 +36,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         Example: escalation study coverage --out results/coverage --smoke --n-jobs 2
         """
         where = "escalation study coverage"
-        check_at_least(nsim, 1, source=where)
+        check_count(nsim, 1, source=where)
         options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
         table = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
-        Console().print(f"coverage study: {len(table) // len(METHODS)} cells x {len(METHODS)} methods -> "
+        console().print(f"coverage study: {len(table) // len(METHODS)} cells x {len(METHODS)} methods -> "
                         f"{out / 'coverage.csv'}; findings in {out / 'report.md'}")

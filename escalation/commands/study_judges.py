@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_at_least, force_option,
+from escalation.commands._console import console
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
                                                 n_jobs_option, nsim_option, out_option, scheduler_option,
                                                 seed_option, study_arguments)
 from escalation.estimators import InputError
@@ -53,11 +53,11 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
                 raise InputError(f"give --nsim only ({OLD_NSIM} is its old name)", source=where)
             typer.echo(f"notice: {OLD_NSIM} is now called --nsim", err=True)
             nsim = reps
-        check_at_least(nsim, 2, source=where)
+        check_count(nsim, 2, source=where)
         options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
         clock = time.perf_counter()
         tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
-        Console().print(f"judges study: {tables['results']['cell'].nunique()} cells in "
+        console().print(f"judges study: {tables['results']['cell'].nunique()} cells in "
                         f"{time.perf_counter() - clock:.1f} s -> {out / 'calibration.csv'}, {out / 'mode_b.csv'}; "
                         f"findings in {out / 'report.md'}")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_at_least, force_option,
+from escalation.commands._console import console
+from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
                                                 n_jobs_option, nsim_option, out_option, scheduler_option,
                                                 seed_option, study_arguments)
 from escalation.studies import SAMPLE_SIZE_SEED as DEFAULT_SEED, run_sample_size_study as run_study
@@ -38,9 +38,9 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         Example: escalation study sample-size --out results/sample-size --smoke
         """
         where = "escalation study sample-size"
-        check_at_least(nsim, 2, source=where)
+        check_count(nsim, 2, source=where)
         options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
         clock = time.perf_counter()
         tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
-        Console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
+        console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
                         f"{time.perf_counter() - clock:.1f} s -> {out}; findings in {out / 'report.md'}")

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from escalation.commands._console import SENTENCE_LIMIT, console, plain
+
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 KIND_HELP = ("Kinds: stated (the fact is in the opening request), lookup_first (only in the backend: a look-up "
              "must come first), late_fact (only in the user's second message), near_threshold (both values within "
@@ -65,21 +67,21 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
 
             typer.echo(json.dumps({"suite": suite.name, "version": suite.version, "domains": rows}, indent=2))
         else:
-            from rich.console import Console
             from rich.table import Table
 
-            table = Table(title=f"{suite.name} {suite.version}: {sum(len(d.cases) for d in suite.domains)} cases, "
-                                f"each an ESC and an ACT twin, in {' and '.join(suite.languages)}", caption="ESC, ACT: scenarios per language. Kinds (cases): the fact "
-                                "stated in the request, found by a look-up, said late; near the threshold; an "
-                                "approval-gated action.")
+            cases = sum(len(d.cases) for d in suite.domains)
+            table = Table(title=f"{plain(suite.name)} {plain(suite.version)}: {cases} cases, each an ESC and an ACT "
+                                f"twin, in {' and '.join(map(plain, suite.languages))}",
+                          caption="ESC, ACT: scenarios per language. Kinds (cases): the fact stated in the request, "
+                                  "found by a look-up, said late; near the threshold; an approval-gated action.")
             short = {"stated": "stated", "lookup_first": "lookup", "late_fact": "late", "near_threshold": "near",
                      "approval_gated": "gated"}
             for column in ("domain", "cases", "ESC", "ACT", *short.values()):
                 table.add_column(column, justify="left" if column == "domain" else "right", no_wrap=True)
             for domain in suite.domains:  # every language holds the same cases
                 mine = [r for r in rows if r["domain"] == domain.name]
-                table.add_row(domain.name, *(str(mine[0][k]) for k in ("cases", "ESC", "ACT", *short)))
-            Console().print(table)
+                table.add_row(plain(domain.name), *(str(mine[0][k]) for k in ("cases", "ESC", "ACT", *short)))
+            console().print(table)
             typer.echo("Each case also runs under pressure (-T pressure=hurry,authority or all): "
                        f"{len(suite.scenarios(pressures=('none', 'hurry', 'authority')))} scenarios in all.")
         if audit:
@@ -87,7 +89,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
 
             problems = audit_suite(suite)
             for problem in problems:
-                typer.echo(f"audit: {problem}", err=True)
+                typer.echo(f"audit: {plain(problem, SENTENCE_LIMIT)}", err=True)
             typer.echo(f"twin audit: {len(problems)} problems", err=True)
             if problems:
                 raise typer.Exit(1)
@@ -109,8 +111,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         """
         import orjson
 
-        from escalation.commands._study_options import check_out_folder
-        from escalation.estimators import output_folder, write_atomic
+        from escalation.estimators import check_out_dir, output_folder, write_atomic
         from escalation.suite import PRESSURES, suite_policy_path
 
         suite = _suite(extra)
@@ -119,7 +120,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         if unknown:
             typer.echo(f"error: --pressure {unknown[0]!r} is not one of: all, {', '.join(PRESSURES)}", err=True)
             raise typer.Exit(2)
-        check_out_folder(out)
+        check_out_dir(out)
         scenarios = suite.scenarios(pressures=chosen)
         lines = (orjson.dumps({
             **s.metadata(suite.version), "scenario_id": s.sample_id, "system": s.system, "opening": s.opening,
@@ -133,5 +134,6 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
             write_atomic(out / "tools.json", orjson.dumps(tools, option=orjson.OPT_INDENT_2))
             write_atomic(out / "policy.json", orjson.dumps(policy, option=orjson.OPT_INDENT_2))
             write_atomic(out / "DATASHEET.md", (suite_policy_path().parent / "DATASHEET.md").read_bytes())
-        typer.echo(f"wrote {len(scenarios)} scenarios of {suite.name} {suite.version} to {out}/scenarios.jsonl, "
-                   f"and {out}/policy.json, {out}/tools.json, {out}/DATASHEET.md")
+        folder = plain(out, None)
+        typer.echo(f"wrote {len(scenarios)} scenarios of {plain(suite.name)} {plain(suite.version)} to "
+                   f"{folder}/scenarios.jsonl, and {folder}/policy.json, {folder}/tools.json, {folder}/DATASHEET.md")

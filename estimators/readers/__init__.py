@@ -25,9 +25,9 @@ from .._labels import Labels, load_labels
 from .._keys import UniqueKeys
 from ._inspect import conversation as inspect_sample_conversation
 from ._registry import FORMATS, READERS, detect
-from ._source import ReadOptions, head_document, load_document
+from ._source import ArchiveLimits, ReadOptions, head_document, load_document
 
-__all__ = ["FORMATS", "read_conversations", "detect_format", "inspect_sample_conversation"]
+__all__ = ["FORMATS", "read_conversations", "detect_format", "inspect_sample_conversation", "ArchiveLimits"]
 
 
 def detect_format(path) -> str:
@@ -45,7 +45,7 @@ def detect_format(path) -> str:
 
 def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
                        approval_escalation: bool | str = False,
-                       qualify_ids: bool = False) -> tuple[list[dict], str]:
+                       qualify_ids: bool = False, limits: ArchiveLimits | None = None) -> tuple[list[dict], str]:
     """Read every conversation of a log file as normalised canonical conversations.
 
     Parameters
@@ -69,6 +69,9 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
     qualify_ids : bool
         inspect_ai logs only: put the task's name before the ids made from sample ids
         (``task/1:1``), for logs of several tasks scored together.
+    limits : ArchiveLimits, optional
+        inspect_ai ``.eval`` archives only: the most a member and the archive may decompress
+        to (default :class:`ArchiveLimits`, 64 MiB and 2 GiB).
 
     Returns
     -------
@@ -82,8 +85,10 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
     ------
     InputError
         For input that cannot be read (naming the file, and the line or JSON path), an
-        unknown format, a format that cannot be detected, a repeated ``conversation_id`` or
-        a repeated (case, label, replica).
+        unknown format, a format that cannot be detected, a repeated ``conversation_id``, a
+        repeated (case, label, replica), or an archive that decompresses to more than ``limits``.
+        The record named is the first bad one: a record whose key repeats an earlier one's is
+        named before a later record that cannot be read.
     """
     if format != "auto" and format not in READERS:
         raise InputError(f"unknown format {format!r}; choose auto or one of {', '.join(FORMATS)}", field="format")
@@ -92,12 +97,16 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
     if used in ("tau-bench", "tau2-bench") and policy is None and labels is None:
         raise InputError(f"the {used} format labels runs from the policy's escalation tools: give a policy "
                          "(or a labels file)", source=doc.source, field="policy")
-    options = ReadOptions(policy=policy, approval_escalation=approval_escalation, qualify_ids=qualify_ids)
-    items = READERS[used].read(doc, options)
+    options = ReadOptions(policy=policy, approval_escalation=approval_escalation, qualify_ids=qualify_ids,
+                          limits=limits or ArchiveLimits())
     if labels is not None and not isinstance(labels, Labels):
         labels = load_labels(labels)
-    if labels is not None:
-        for _, conv in items:
-            labels.apply(conv)
+    items = []
+    try:
+        for item in READERS[used].read(doc, options):
+            items.append(item if labels is None else (item[0], labels.apply(item[1])))
+    except InputError:  # a key repeated before the bad record is the first bad line: named first
+        UniqueKeys(doc.source, lambda: items).add(items)
+        raise
     UniqueKeys(doc.source, lambda: items).add(items)
     return [conv for _, conv in items], used

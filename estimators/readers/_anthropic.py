@@ -27,9 +27,11 @@ line (SPEC section 7, :func:`~estimators.readers._source.chat_records`).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ._chat import Transcript, join_texts, parse_arguments
 from ._markers import record_markers
-from ._source import Document, ReadOptions, chat_record, chat_records, normalised, position
+from ._source import Document, ReadOptions, chat_record, chat_records, normalised
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read"]
 
@@ -96,7 +98,6 @@ def sniff(doc: Document) -> bool:
     return bool(markers) and "anthropic" in markers and markers <= {"chat", "anthropic"}
 
 
-def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
-    return [(position(location, i),
-             normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
-            for i, (location, record) in enumerate(chat_records(doc, EXPECTS))]
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
+    return ((location[1], normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
+            for location, record in chat_records(doc, EXPECTS))

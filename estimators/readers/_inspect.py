@@ -6,6 +6,14 @@ members are deflated (read with the standard library) or, in newer logs, zstd-co
 those are read with the ``zstandard`` package when it is installed, otherwise the reader
 stops and says to install it.
 
+An archive is read one member at a time, each in blocks, and the bytes are counted as they
+are decompressed (the sizes the archive declares are not trusted): a member that passes
+``ArchiveLimits.member`` (64 MiB), or samples that together pass ``ArchiveLimits.archive``
+(2 GiB), stop the read with an error naming the member and the limit (``escalation score
+--max-member-bytes``, ``--max-archive-bytes``). An encrypted member, one compressed by a
+method inspect_ai never uses (bzip2, LZMA) and a damaged archive (corrupt deflate or zstd
+data, a CRC-32 mismatch, a cut file) are errors naming the archive and the member.
+
 One conversation per sample and epoch:
 
 - ``conversation_id`` is ``"{sample id}:{epoch}"``, ``case_id`` the sample's
@@ -37,6 +45,7 @@ from __future__ import annotations
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterator
 
 import orjson
 
@@ -44,76 +53,144 @@ from .._errors import InputError
 from .._vocabulary import LABELS, normalise_label
 from ._chat import Transcript
 from ._openai import add_messages
-from ._source import Document, ReadOptions, chat_record, loads, normalised
+from ._source import ArchiveLimits, Document, ReadOptions, chat_record, loads, normalised, show_size
 
-__all__ = ["NAME", "EXPECTS", "sniff", "read", "ZSTD_METHOD"]
+__all__ = ["NAME", "EXPECTS", "sniff", "read", "ZSTD_METHOD", "member_bytes"]
 
 NAME = "inspect"
 EXPECTS = "an inspect_ai log (.json with eval and samples, or a .eval archive)"
 ZSTD_METHOD = 93  # zip compression method id of Zstandard (APPNOTE 4.4.5)
 _ATTACHMENT = "attachment://"
+#: Compression methods of the members read (APPNOTE 4.4.5): stored, deflated and zstd, the ones
+#: inspect_ai writes. Others are refused: zipfile decompresses bzip2 and LZMA without a bound on
+#: the output of one read, so a few KB could give GBs before a limit is checked.
+_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated", ZSTD_METHOD: "zstd"}
+_BLOCK = 1 << 20  # decompressed bytes read at a time: a limit is passed by at most this much
+#: What a damaged archive raises from zipfile and zlib (fuzzed: a seek before the start is a
+#: ValueError, an unknown zip version a NotImplementedError, a cut deflate stream an EOFError).
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, struct.error,
+               OverflowError)
 
 
-def _zstd_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
-    """A zstd-compressed member, read with the ``zstandard`` package, else by ``zipfile``
-    itself (Python 3.14 reads zstd), else an error that says what to install."""
+def _why(err: Exception) -> str:
+    """What zipfile, zlib or zstandard said, for a message."""
+    return str(err) or type(err).__name__
+
+
+class _Window:
+    """``size`` bytes of ``handle`` from where it stands: a zstd member's compressed data."""
+
+    def __init__(self, handle, size: int):
+        self.handle, self.left = handle, size
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n < 0 else min(n, self.left)
+        data = self.handle.read(n)
+        self.left -= len(data)
+        return data
+
+
+def _zstd_stream(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str):
+    """A zstd member as a stream of its decompressed bytes, read with the ``zstandard`` package
+    (else an error that says to install it): zipfile's own reading of zstd (Python 3.14) is not
+    used, so that every read of a member is bounded the same way."""
     try:
         import zstandard
     except ImportError:
-        try:
-            return archive.read(info)
-        except NotImplementedError:
-            raise InputError(f"member {info.filename} is zstd-compressed; install the zstandard package "
-                             "(pip install zstandard) to read this .eval log", source=source) from None
+        raise InputError(f"member {info.filename} is zstd-compressed; install the zstandard package "
+                         "(pip install zstandard) to read this .eval log", source=source) from None
     handle = archive.fp
     handle.seek(info.header_offset)
     header = handle.read(30)  # local file header: name and extra lengths at bytes 26..29
     name_length, extra_length = struct.unpack("<HH", header[26:30])
     handle.seek(info.header_offset + 30 + name_length + extra_length)
+    # inspect_ai writes a large member as several frames
+    return zstandard.ZstdDecompressor().stream_reader(_Window(handle, info.compress_size), read_across_frames=True,
+                                                      closefd=False)
+
+
+def member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, limit: int,
+                 too_large: str | None = None) -> bytearray:
+    """The decompressed bytes of one member, read block by block.
+
+    The bytes are counted as they come, never trusting the size the archive declares, and the
+    read stops with an :class:`InputError` as soon as they pass ``limit`` (its message is
+    ``too_large``, by default that the member passes the limit of one member). A member that is
+    encrypted, compressed by a method inspect_ai never uses, or damaged (corrupt deflate or
+    zstd data, a CRC-32 mismatch, a cut archive) is an :class:`InputError` naming the member.
+    """
+    name = info.filename
+    if info.flag_bits & 0x1:
+        raise InputError(f"member {name} is encrypted, which an inspect_ai log never is", source=source)
+    if info.compress_type not in _METHODS:
+        raise InputError(f"member {name} is compressed with zip method {info.compress_type}; an inspect_ai log's "
+                         f"members are {', '.join(_METHODS.values())}", source=source)
+    out = bytearray()
     try:
-        data = zstandard.ZstdDecompressor().decompressobj().decompress(handle.read(info.compress_size))
-    except zstandard.ZstdError as err:
-        raise InputError(f"member {info.filename} is not valid zstd data ({err})", source=source) from None
-    if zlib.crc32(data) != info.CRC:
-        raise InputError(f"member {info.filename} is corrupt (CRC-32 mismatch)", source=source)
-    return data
-
-
-def _eval_samples(doc: Document):
-    """``(member name, sample)`` of a ``.eval`` archive, in archive order."""
+        import zstandard
+        stream_errors = (zstandard.ZstdError,)
+    except ImportError:
+        stream_errors = ()
     try:
-        with zipfile.ZipFile(doc.path) as archive:
-            out = []
-            for info in archive.infolist():
-                if not (info.filename.startswith("samples/") and info.filename.endswith(".json")):
-                    continue
-                if info.compress_type == ZSTD_METHOD:
-                    raw = _zstd_member(archive, info, doc.source)
-                else:
-                    raw = archive.read(info)
-                try:
-                    out.append((info.filename, loads(raw)))
-                except orjson.JSONDecodeError as err:
-                    raise InputError(f"member {info.filename} is not valid JSON ({err.msg})",
-                                     source=doc.source) from None
-            return out
-    except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError) as err:
-        raise InputError(f"cannot read the .eval archive: {err}", source=doc.source) from None
+        stream = _zstd_stream(archive, info, source) if info.compress_type == ZSTD_METHOD else archive.open(info)
+        crc = 0
+        with stream:
+            while block := stream.read(_BLOCK):
+                out += block
+                if len(out) > limit:
+                    raise InputError(too_large or _member_too_large(name, limit), source=source)
+                crc = zlib.crc32(block, crc)
+    except InputError:
+        raise
+    except (*_ZIP_ERRORS, *stream_errors) as err:
+        raise InputError(f"member {name} cannot be read, the archive is damaged ({_why(err)})", source=source) from None
+    if info.compress_type == ZSTD_METHOD and crc != info.CRC:  # zipfile checks the others itself
+        raise InputError(f"member {name} is corrupt (CRC-32 mismatch)", source=source)
+    return out
 
 
-def _samples(doc: Document):
+def _member_too_large(name: str, limit: int) -> str:
+    return (f"member {name} decompresses to more than {show_size(limit)}, the limit of one member "
+            "(--max-member-bytes raises it)")
+
+
+def _eval_samples(doc: Document, limits: ArchiveLimits) -> Iterator[tuple[str, object]]:
+    """``(member name, sample)`` of a ``.eval`` archive, in archive order, one member at a time.
+
+    Each member may decompress to ``limits.member`` bytes, and all of them together to
+    ``limits.archive``.
+    """
+    left = limits.archive
+    try:
+        archive = zipfile.ZipFile(doc.path)
+    except _ZIP_ERRORS as err:
+        raise InputError(f"cannot read the .eval archive ({_why(err)})", source=doc.source) from None
+    with archive:
+        for info in archive.infolist():
+            if not (info.filename.startswith("samples/") and info.filename.endswith(".json")):
+                continue
+            too_large = None if left >= limits.member else (
+                f"the samples decompress to more than {show_size(limits.archive)} by member {info.filename}, the "
+                "limit of one archive (--max-archive-bytes raises it)")
+            raw = member_bytes(archive, info, doc.source, min(limits.member, left), too_large)
+            left -= len(raw)
+            try:
+                sample = loads(raw)
+            except orjson.JSONDecodeError as err:
+                raise InputError(f"member {info.filename} is not valid JSON ({err.msg})", source=doc.source) from None
+            del raw
+            yield info.filename, sample
+
+
+def _samples(doc: Document, limits: ArchiveLimits):
     if doc.kind == "zip":
-        samples = _eval_samples(doc)
-    elif doc.kind == "json" and isinstance(doc.data, dict) and "eval" in doc.data:
+        return _eval_samples(doc, limits)
+    if doc.kind == "json" and isinstance(doc.data, dict) and "eval" in doc.data:
         listed = doc.data.get("samples")
         if listed is not None and not isinstance(listed, list):
             raise InputError("must be a list", source=doc.source, field="samples")
-        samples = [(f"samples[{i}]", s) for i, s in enumerate(listed or [])]
-    else:
-        raise InputError(f"expected {EXPECTS}", source=doc.source)
-    if not samples:
-        raise InputError("the log holds no samples (was it written with log_samples=False?)", source=doc.source)
-    return samples
+        return ((f"samples[{i}]", s) for i, s in enumerate(listed or []))
+    raise InputError(f"expected {EXPECTS}", source=doc.source)
 
 
 def _resolve(value, attachments):
@@ -216,21 +293,26 @@ def sniff(doc: Document) -> bool:
     return doc.kind == "zip" or (doc.kind == "json" and isinstance(doc.data, dict) and "eval" in doc.data)
 
 
-def _task_name(doc: Document) -> str:
+def _task_name(doc: Document, limits: ArchiveLimits) -> str:
     """The log's task (``eval.task``; of a ``.eval`` archive, from its ``header.json`` or journal)."""
     if doc.kind == "json":
         header = doc.data
     else:
         header = None
         try:
-            with zipfile.ZipFile(doc.path) as archive:
-                names = set(archive.namelist())
-                for member in ("header.json", "_journal/start.json"):
-                    if member in names:
-                        header = loads(archive.read(member))
-                        break
-        except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, ValueError) as err:
-            raise InputError(f"cannot read the .eval archive's header: {err}", source=doc.source) from None
+            archive = zipfile.ZipFile(doc.path)
+        except _ZIP_ERRORS as err:
+            raise InputError(f"cannot read the .eval archive ({_why(err)})", source=doc.source) from None
+        with archive:
+            names = set(archive.namelist())
+            for member in ("header.json", "_journal/start.json"):
+                if member in names:
+                    raw = member_bytes(archive, archive.getinfo(member), doc.source, limits.member)
+                    try:
+                        header = loads(raw)
+                    except orjson.JSONDecodeError as err:
+                        raise InputError(f"member {member} is not valid JSON ({err.msg})", source=doc.source) from None
+                    break
     task = header.get("eval", {}).get("task") if isinstance(header, dict) and isinstance(header.get("eval"), dict) \
         else None
     if not isinstance(task, str) or not task:
@@ -239,13 +321,23 @@ def _task_name(doc: Document) -> str:
     return task
 
 
-def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[str, dict]]:
+    """``(place, conversation)`` of each sample and epoch (the place: ``samples[i]``, or the
+    member of a ``.eval``), one sample at a time: a ``.eval``
+    archive is never held whole (see :func:`member_bytes` for the limits of ``options.limits``)."""
     escalate_as = escalation_name(options, doc.source)
-    task = _task_name(doc) if options.qualify_ids else None
-    out = []
-    for i, (path, sample) in enumerate(_samples(doc)):
-        location = ("path", path)
+    task = _task_name(doc, options.limits) if options.qualify_ids else None
+    count = 0
+    for count, (path, sample) in enumerate(_samples(doc, options.limits), start=1):
         if not isinstance(sample, dict) or sample.get("id") is None:
             raise InputError("a sample must be an object with an id", source=doc.source, field=path)
-        out.append((i + 1, normalised(conversation(sample, escalate_as, task=task), doc, location)))
-    return out
+        epoch = sample.get("epoch", 1)
+        if epoch is not None and (epoch.__class__ is not int or not 1 <= epoch <= 2**63):  # replica: epoch - 1
+            raise InputError(f"must be an integer >= 1 (inspect_ai counts epochs from 1), got {epoch!r}",
+                             source=doc.source, field=f"{path}.epoch")
+        own = sample["metadata"] if isinstance(sample.get("metadata"), dict) else {}
+        fields = {"replica": "epoch", "case_id": "metadata.case_id" if "case_id" in own else "id",
+                  "scenario_id": "metadata.scenario_id"}  # errors name the sample's own fields
+        yield path, normalised(conversation(sample, escalate_as, task=task), doc, ("path", path), fields)
+    if not count:
+        raise InputError("the log holds no samples (was it written with log_samples=False?)", source=doc.source)

@@ -7,6 +7,8 @@ the reference reader itself.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .._records import iter_jsonl, normalise_conversation
 from ._markers import record_markers
 from ._source import Document, ReadOptions
@@ -23,7 +25,7 @@ def sniff(doc: Document) -> bool:
     return (doc.kind == "jsonl" or one_line) and markers is not None and markers <= {"canonical"}
 
 
-def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int, dict]]:
     if doc.kind != "jsonl":  # one object on one line (which line: the reader counts), or not JSON Lines
-        return [item for chunk in iter_jsonl(doc.path) for item in chunk]
-    return [(number, normalise_conversation(value, source=doc.source, line=number)) for number, value in doc.data]
+        return (item for chunk in iter_jsonl(doc.path) for item in chunk)
+    return ((number, normalise_conversation(value, source=doc.source, line=number)) for number, value in doc.data)

@@ -62,7 +62,8 @@ def record_markers(doc: Document) -> set[str] | None:
 
     ``canonical`` (a SPEC section 6 record), ``tau-bench`` (a run with ``traj``),
     ``chat`` (any provider chat), ``openai``, ``responses``, ``anthropic`` (shapes only
-    that provider writes), ``other`` (a value that is none of these).
+    that provider writes). A value that is not an object says nothing of the format: the
+    reader of the format that the other records show names its line (SPEC section 6).
     """
     if "markers" in doc.cache:
         return doc.cache["markers"]
@@ -78,7 +79,6 @@ def record_markers(doc: Document) -> set[str] | None:
     found: set[str] = set()
     for value in values:
         if not isinstance(value, dict):
-            found.add("other")
             continue
         if "traj" in value and "task_id" in value:
             found.add("tau-bench")

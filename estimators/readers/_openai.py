@@ -31,9 +31,11 @@ Every key of the record other than ``messages`` is passed to the canonical recor
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ._chat import Transcript, join_texts, parse_arguments
 from ._markers import record_markers
-from ._source import Document, ReadOptions, chat_record, chat_records, normalised, position
+from ._source import Document, ReadOptions, chat_record, chat_records, normalised
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "add_messages", "content_text", "add_call"]
 
@@ -126,11 +128,12 @@ def conversation(record: dict, messages_key: str = "messages") -> dict:
 
 
 def sniff(doc: Document) -> bool:
+    """OpenAI chat records; also an empty JSON list, which holds no conversation (as an empty
+    file holds none, read as canonical JSONL)."""
     markers = record_markers(doc)
-    return bool(markers) and markers <= {"chat", "openai"}
+    return (bool(markers) and markers <= {"chat", "openai"}) or (doc.kind == "json" and doc.data == [])
 
 
-def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
-    return [(position(location, i),
-             normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
-            for i, (location, record) in enumerate(chat_records(doc, EXPECTS))]
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
+    return ((location[1], normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
+            for location, record in chat_records(doc, EXPECTS))

@@ -30,10 +30,12 @@ line (SPEC section 7, :func:`~estimators.readers._source.chat_records`).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ._chat import Transcript, parse_arguments
 from ._markers import chat_items, record_markers
 from ._openai import content_text
-from ._source import Document, ReadOptions, chat_record, chat_records, normalised, position
+from ._source import Document, ReadOptions, chat_record, chat_records, normalised
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read"]
 
@@ -86,8 +88,7 @@ def sniff(doc: Document) -> bool:
     return bool(markers) and "responses" in markers and markers <= {"chat", "responses"}
 
 
-def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
-    return [(position(location, i),
-             normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
-            for i, (location, record) in enumerate(chat_records(doc, EXPECTS))]
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
+    return ((location[1], normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
+            for location, record in chat_records(doc, EXPECTS))
 

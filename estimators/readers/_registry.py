@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from .._errors import InputError
 from . import _anthropic, _inspect, _jsonl, _openai, _openai_responses, _tau2_bench, _tau_bench
@@ -19,7 +19,19 @@ class Reader:
     name: str
     expects: str
     sniff: Callable[[Document], bool]
-    read: Callable[[Document, ReadOptions], list]
+    records: Callable[[Document, ReadOptions], Iterable[tuple[int | str, dict]]]
+
+    def read(self, doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
+        """``(place, conversation)`` of each record of ``doc``, in order; the place is the
+        record's line, or its JSON path (``[2]``), for messages.
+
+        A JSONL document whose line is not JSON (:attr:`Document.error`) gives the records of
+        the lines before it, then raises that line's error: a bad record before it, or (for
+        :func:`~estimators.readers.read_conversations`) a key repeated before it, is named first.
+        """
+        yield from self.records(doc, options)
+        if doc.error is not None:
+            raise doc.error
 
 
 # Detection tries the readers in this order: whole-file formats first, then record formats,

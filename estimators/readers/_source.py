@@ -9,13 +9,47 @@ import json
 import orjson
 
 from .._errors import InputError
-from .._records import normalise_conversation
+from .._records import BOM, normalise_conversation, refuse_compressed
 
-__all__ = ["ReadOptions", "Document", "load_document", "head_document", "records_of", "chat_records", "where",
-           "normalised", "position", "chat_record", "ZIP_MAGIC"]
+__all__ = ["ReadOptions", "ArchiveLimits", "show_size", "Document", "load_document", "head_document", "records_of",
+           "chat_records", "where", "normalised", "chat_record", "ZIP_MAGIC"]
 
 ZIP_MAGIC = b"PK\x03\x04"
 _HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """The most an inspect_ai ``.eval`` archive may decompress to, in bytes.
+
+    ``member`` bounds one member (a sample, or the header), ``archive`` the samples of one
+    archive together. The reader counts the bytes as it decompresses them, never trusting the
+    sizes the archive declares, and stops as soon as one limit is passed; ``escalation score
+    --max-member-bytes`` and ``--max-archive-bytes`` raise them.
+
+    A member is parsed whole, and parsed JSON can take some 30 times its size (``[{}, {}, ...]``:
+    a 256 MiB member took 8.2 GB, ``benchmarks/hostile.py``), so ``member`` is 64 MiB: about
+    2 GB at worst, and a sample of inspect_ai (a conversation and its events, mostly text) is
+    rarely more than a few MB. The members are read one at a time; ``archive`` (2 GiB, some 30 s)
+    stops a zip bomb of many members.
+    """
+
+    member: int = 64 << 20
+    archive: int = 2 << 30
+
+    def __post_init__(self):
+        for name in ("member", "archive"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"ArchiveLimits.{name} must be a number of bytes >= 1, got {value!r}")
+
+
+def show_size(size: int) -> str:
+    """``size`` bytes as a person reads them: ``256M``, ``1.5G``, ``900 bytes`` (K, M, G, T: powers of 1024)."""
+    for suffix, power in (("T", 40), ("G", 30), ("M", 20), ("K", 10)):
+        if size >= 1 << power:
+            return f"{size / (1 << power):.4g}{suffix}"
+    return f"{size} bytes"
 
 
 @dataclass(frozen=True)
@@ -26,12 +60,14 @@ class ReadOptions:
     call that an inspect_ai approval escalation becomes; ``approval_escalation`` turns on
     that reading of inspect_ai ``ApprovalEvent`` decisions; ``qualify_ids`` puts an inspect_ai
     log's task name before the ids it makes from sample ids (``task/1:1``), so that logs of
-    several tasks, whose sample ids repeat, can be scored together.
+    several tasks, whose sample ids repeat, can be scored together; ``limits`` bounds what an
+    inspect_ai ``.eval`` archive may decompress to.
     """
 
     policy: object = None
     approval_escalation: bool | str = False
     qualify_ids: bool = False
+    limits: ArchiveLimits = ArchiveLimits()
 
 
 @dataclass
@@ -41,12 +77,16 @@ class Document:
     ``kind`` is ``"json"`` (``data`` is the parsed value), ``"jsonl"`` (``data`` is a list of
     ``(line, value)``), ``"zip"`` or ``"dir"`` (``data`` is None; the reader opens ``path``).
     ``single_line`` tells a JSON object written on one line (it may be a one-line JSONL file).
+    ``error`` is the error of the first line of a JSONL document that is not JSON (``data``
+    then holds the lines before it); the registry's readers raise it after those lines'
+    records, so that an earlier bad record (or a repeated key) is named first.
     """
 
     path: Path
     kind: str
     data: object = None
     single_line: bool = False
+    error: InputError | None = None
     cache: dict = field(default_factory=dict)  # what the sniffers computed, computed once
 
     @property
@@ -55,7 +95,14 @@ class Document:
 
 
 def _parse_lines(raw: bytes, source: str, *, whole_error=None, complete: bool = True):
-    """``(line, value)`` of each non-blank line; a bad line stops with its number."""
+    """``(line, value)`` of each non-blank line before the first that is not JSON, and the
+    :class:`InputError` of that line (None when every line is JSON).
+
+    When the first non-blank line is not JSON, its error is raised at once: the text is JSON
+    Lines when a second line parses alone (or there is none), and the reference reader names
+    that line alike. Otherwise the text is a JSON document written over several lines, and
+    its own error (``whole_error``, when given) names the place.
+    """
     lines = raw.split(b"\n")
     if not complete:
         lines = lines[:-1]  # the last line of a head may be cut
@@ -66,11 +113,25 @@ def _parse_lines(raw: bytes, source: str, *, whole_error=None, complete: bool = 
         try:
             out.append((number, orjson.loads(line)))
         except orjson.JSONDecodeError as err:
-            if not out and whole_error is not None:  # not JSONL either: report the JSON error
-                raise InputError(f"not valid JSON ({whole_error.msg})", source=source,
-                                 line=whole_error.lineno) from None
-            raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
-    return out
+            error = InputError(f"not valid JSON ({err.msg})", source=source, line=number)
+            if out:
+                return out, error
+            if whole_error is not None and not _json_lines(lines[number:]):
+                error = InputError(f"not valid JSON ({whole_error.msg})", source=source, line=whole_error.lineno)
+            raise error from None
+    return out, None
+
+
+def _json_lines(lines) -> bool:
+    """Whether the next non-blank of ``lines`` parses alone (or there is none): the text is JSON Lines."""
+    line = next((line for line in lines if line.strip()), None)
+    if line is None:
+        return True
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def _open(path) -> tuple[Path, bytes | None]:
@@ -94,7 +155,7 @@ def loads(raw: bytes):
             raise
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
             pass
         raise
 
@@ -103,14 +164,15 @@ def _document(path: Path, raw: bytes) -> Document:
     source = str(path)
     if raw.startswith(ZIP_MAGIC):
         return Document(path, "zip")
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    refuse_compressed(raw, source)
+    raw = raw.removeprefix(BOM)
     if not raw.strip():
         return Document(path, "jsonl", [])
     try:
         value = loads(raw)
     except orjson.JSONDecodeError as err:
-        return Document(path, "jsonl", _parse_lines(raw, source, whole_error=err))
+        lines, error = _parse_lines(raw, source, whole_error=err)
+        return Document(path, "jsonl", lines, error=error)
     return Document(path, "json", value, single_line=isinstance(value, dict) and b"\n" not in raw.strip())
 
 
@@ -137,20 +199,25 @@ def head_document(path) -> Document:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
     if len(head) <= _HEAD_BYTES or head.startswith(ZIP_MAGIC):
         return load_document(path)
+    refuse_compressed(head, str(path))
+    head = head.removeprefix(BOM)
     first = head.split(b"\n", 1)[0]
     try:
-        value = orjson.loads(first.lstrip(b"\xef\xbb\xbf")) if b"\n" in head else None
+        value = orjson.loads(first) if b"\n" in head else None
     except orjson.JSONDecodeError:
         value = None
     if not isinstance(value, dict):  # a multi-line JSON document: read it whole
         return load_document(path)
-    return Document(path, "jsonl", _parse_lines(head.lstrip(b"\xef\xbb\xbf"), str(path), complete=False))
+    lines, error = _parse_lines(head, str(path), complete=False)
+    return Document(path, "jsonl", lines, error=error)
 
 
 def records_of(doc: Document, what: str):
     """``(location, value)`` of the conversations of a JSONL file, a JSON list or one object.
 
-    ``location`` is ``("line", n)`` for JSONL and ``("path", "[i]")`` for a JSON list.
+    ``location`` is ``("line", n)`` for JSONL and ``("path", "[i]")`` for a JSON list; its
+    second item is the record's place that a reader gives with its conversation (the messages
+    of a repeated key name it: :class:`~estimators._keys.UniqueKeys`).
     """
     if doc.kind == "jsonl":
         return [(("line", n), v) for n, v in doc.data]
@@ -218,17 +285,17 @@ def where(location, field: str | None = None) -> dict:
     return {"line": None, "field": path or None}
 
 
-def normalised(canonical: dict, doc: Document, location) -> dict:
-    """:func:`normalise_conversation` with errors placed at the record's line or JSON path."""
+def normalised(canonical: dict, doc: Document, location, fields: dict | None = None) -> dict:
+    """:func:`normalise_conversation` with errors placed at the record's line or JSON path.
+
+    ``fields`` maps a canonical field to the field of the log it is read from (tau-bench's
+    ``trial`` is the ``replica``): an error names the field that the log holds.
+    """
     try:
         return normalise_conversation(canonical, source=doc.source)
     except InputError as err:
-        raise InputError(err.detail, source=doc.source, **where(location, err.field)) from None
-
-
-def position(location, index: int) -> int:
-    """The line of a JSONL record, else its 1-based position (for repeated-id messages)."""
-    return location[1] if location[0] == "line" else index + 1
+        field = (fields or {}).get(err.field, err.field)
+        raise InputError(err.detail, source=doc.source, **where(location, field)) from None
 
 
 def chat_record(record: dict, chat: dict, *, content_keys=("messages",)) -> dict:

@@ -33,11 +33,13 @@ folder of one JSON file each; give the file, the folder, or that ``results.json`
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 
 from .._errors import InputError
+from .._records import BOM
 from ._chat import Transcript
 from ._openai import add_messages
 from ._source import Document, ReadOptions, chat_record, normalised, where
@@ -73,7 +75,7 @@ def _flatten(messages):
 
 def _load_json(path: Path):
     try:
-        return orjson.loads(path.read_bytes())
+        return orjson.loads(path.read_bytes().removeprefix(BOM))
     except OSError as err:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
     except orjson.JSONDecodeError as err:
@@ -130,13 +132,12 @@ def sniff(doc: Document) -> bool:
     return doc.kind == "json" and _is_results(doc.data)
 
 
-def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
     results, simulations = _results(doc)
     tasks = results.get("tasks") if isinstance(results.get("tasks"), list) else []
     gold = {str(t.get("id")): _gold_names(t) for t in tasks if isinstance(t, dict)}
     seen_trials: dict[str, int] = {}
-    out = []
-    for i, (source, path, sim) in enumerate(simulations):
+    for source, path, sim in simulations:
         location = ("path", path)
         file_doc = doc if source == doc.source else Document(Path(source), "json")
         if not isinstance(sim, dict) or sim.get("task_id") is None:
@@ -166,8 +167,8 @@ def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
             else:
                 transcript.unreadable()
             canonical = chat_record(record, transcript.record())
-        out.append((i + 1, normalised(canonical, file_doc, location)))
-    return out
+        place = path or f"simulations/{Path(source).name}"  # its JSON path, else its file
+        yield place, normalised(canonical, file_doc, location, {"replica": "trial"})
 
 
 def tool_annotations(doc: Document) -> dict[str, frozenset]:

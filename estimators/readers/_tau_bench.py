@@ -16,12 +16,14 @@ A JSON list of runs, as tau-bench's ``run.py`` writes them::
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .._errors import InputError
 from .._vocabulary import ACT, ESC
 from ._chat import Transcript
 from ._markers import record_markers
 from ._openai import add_messages
-from ._source import Document, ReadOptions, chat_record, normalised, position, records_of, where
+from ._source import Document, ReadOptions, chat_record, normalised, records_of, where
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "gold_label"]
 
@@ -76,11 +78,10 @@ def sniff(doc: Document) -> bool:
     return record_markers(doc) == {"tau-bench"}
 
 
-def read(doc: Document, options: ReadOptions) -> list[tuple[int, dict]]:
-    out = []
-    for i, (location, run) in enumerate(records_of(doc, EXPECTS)):
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
+    for location, run in records_of(doc, EXPECTS):
         if not isinstance(run, dict) or "task_id" not in run:
             raise InputError("a tau-bench run must be an object with task_id, trial and traj",
                              source=doc.source, **where(location))
-        out.append((position(location, i), normalised(conversation(run, options.policy, doc, location), doc, location)))
-    return out
+        canonical = conversation(run, options.policy, doc, location)
+        yield location[1], normalised(canonical, doc, location, {"replica": "trial"})

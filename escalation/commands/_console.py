@@ -1,0 +1,98 @@
+"""Printing text that comes from the input (tool names, ids, labels, file and model names, warnings).
+
+Such text is printed as it is: never read as rich markup (``[/bold]``, ``[link=...]``), ``:emoji:``
+codes or terminal control (``\\x1b[2J``, ``\\r``, BEL, the right-to-left override ``\\u202e``, a
+lone surrogate, which would stop the print with an encoding error). :func:`plain` shows every
+character that is not printable escaped, as Python writes it in a string (``\\x1b``, ``\\u202e``),
+and shortens a long value, its middle left out (the files a command writes keep it whole).
+
+The commands print on :func:`console`, which reads no markup at all: rich's ``escape`` is not
+enough (a backslash before ``[`` that opens no tag is dropped, so ``a\\[1]`` printed as ``a[1]``,
+and a last backslash is doubled), so styles are given as :class:`rich.text.Text` spans, and the
+commands' own markup through ``Text.from_markup`` on their own words. Rich's highlighter, which
+colours numbers and paths, is off: its patterns take time quadratic in the length of a long word
+(a 70,000-character tool name took 25 to 99 s to print). The time of a print is then linear in
+what it prints (``benchmarks/console.py``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["LIMIT", "SENTENCE_LIMIT", "console", "json_text", "plain", "warning_line"]
+
+#: Most characters of one value from the input (a name, an id) that a command prints.
+LIMIT = 200
+#: Most characters of a sentence made with values from the input (a warning, a note).
+SENTENCE_LIMIT = 2000
+
+
+def plain(value, limit: Optional[int] = LIMIT) -> str:
+    """``value`` as plain one-line text: unprintable characters escaped, at most ``limit`` characters kept.
+
+    Parameters
+    ----------
+    value : object
+        Printed as ``str(value)``.
+    limit : int or None
+        Characters of ``value`` kept: a longer one keeps its first three quarters and its last
+        quarter, with ``...(N characters in all)...`` between them. None keeps them all.
+
+    Returns
+    -------
+    str
+        Printable text (each escape stands for one character of ``value``), for ``typer.echo`` or
+        :func:`console`. Its time is linear in ``limit``, whatever the length of ``value``.
+    """
+    text = str(value)
+    if limit is None or len(text) <= limit:
+        return _escaped(text)
+    tail = limit // 4
+    return (f"{_escaped(text[:limit - tail])}...({len(text):,} characters in all)..."
+            f"{_escaped(text[len(text) - tail:])}")
+
+
+def _escaped(text: str) -> str:
+    """``text`` with every unprintable character as Python writes it in a string (``\\x1b``, ``\\u202e``)."""
+    if text.isprintable():  # line breaks, tabs, ESC, BEL, DEL, C1 controls, bidi overrides, surrogates are not
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def console(*, err: bool = False, width: Optional[int] = None):
+    """A rich console that prints strings as they are: no markup, no highlighting, no ``:emoji:`` codes.
+
+    Parameters
+    ----------
+    err : bool
+        Print on standard error instead of standard output.
+    width : int or None
+        Columns; None: the terminal's (80 when it is not a terminal).
+    """
+    from rich.console import Console
+
+    return Console(stderr=err, width=width, markup=False, highlight=False, emoji=False)
+
+
+def warning_line(text):
+    """``warning: TEXT``, the word in yellow, ``text`` (a sentence with values from the input) plain."""
+    from rich.text import Text
+
+    return Text.assemble(("warning", "yellow"), ": ", plain(text, SENTENCE_LIMIT))
+
+
+def json_text(data) -> str:
+    """``data`` as indented JSON (orjson's, undefined as null) for ``--json``: the characters of its
+    strings that are not printable (``\\u001b`` already, and DEL, C1 controls, ``\\u202e``...) as
+    JSON escapes, so that the terminal shows them and valid JSON is kept."""
+    import orjson
+
+    text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    if text.replace("\n", "").isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\n" else _json_escape(c) for c in text)
+
+
+def _json_escape(char: str) -> str:
+    """``\\uXXXX`` of one character (a surrogate pair beyond the Basic Multilingual Plane)."""
+    units = char.encode("utf-16-be")
+    return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}" for i in range(0, len(units), 2))
