@@ -17,7 +17,10 @@ printed on standard error. The inputs (one conversation each unless said):
 - ``objects.eval``: a member of ``[{}, {}, ...]`` just under the member limit (64 MiB), the
   JSON that takes the most memory for its size once parsed;
 - ``archive.eval``: samples of 63 MiB each (a string), 64 KB compressed, until the archive
-  limit (2 GiB) stops the read.
+  limit (2 GiB) stops the read;
+- ``chat-1GB``: an OpenAI chat JSONL file of 500,000 conversations (1 GB), read a line at a time;
+- ``samples.eval``: an archive of 1,900 samples of 1 MiB each (1.9 GB decompressed), read a
+  member at a time and scored 50,000 conversations at a time: memory holds one chunk.
 
 The peak is ``ru_maxrss`` of the command's process, read by a small process that starts it: a
 process keeps, across ``exec``, the resident size it had when forked, and this one, which builds
@@ -104,13 +107,25 @@ def make(name: str, folder: Path) -> Path:
         count = ArchiveLimits.archive // pad + 2
         _archive(path, [(f"samples/{i}_epoch_1.json", f'{{"id": {i}, "epoch": 1, "target": "ESC", "metadata": '
                          '{"pad": "'.encode(), b"x", pad, b'"}}') for i in range(1, count)])
+    elif name == "chat-1GB":
+        path = folder / "chat.jsonl"
+        call = {"id": "c", "type": "function", "function": {"name": "transfer_to_human", "arguments": "{}"}}
+        with path.open("wb") as handle:
+            for block in range(500):
+                handle.writelines(json.dumps({"conversation_id": f"o{block}-{i}", "label": "ESC", "messages": [
+                    {"role": "user", "content": "x" * 1900}, {"role": "assistant", "tool_calls": [call]}]}).encode()
+                    + b"\n" for i in range(1000))
+    elif name == "samples.eval":
+        path = folder / "samples.eval"
+        _archive(path, [(f"samples/{i}_epoch_1.json", f'{{"id": {i}, "epoch": 1, "target": "ESC", "messages": '
+                         '[{"role": "assistant", "content": "'.encode(), b"x", MB, b'"}]}') for i in range(1, 1901)])
     else:
         raise SystemExit(f"unknown input {name!r}")
     return path
 
 
 CASES = ("small", "turns-100000", "turns-100001", "turns-10^7", "turns-2^62", "calls-10^6", "string-50MB",
-         "nested-10^6", "bomb.eval", "objects.eval", "archive.eval")
+         "nested-10^6", "bomb.eval", "objects.eval", "archive.eval", "chat-1GB", "samples.eval")
 
 
 def child(report: str, args: list[str]) -> None:

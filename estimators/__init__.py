@@ -26,7 +26,7 @@ iter_records                     canonical JSONL in chunks of Records, through A
 read_jsonl, iter_jsonl           the reference reader: whole, or in chunks of ``(line, conversation)``
 check_unique_keys, UniqueKeys    the key rule (unique ``conversation_id`` and (case, label, replica)):
                                  of a table, or streamed
-read_conversations, detect_format, FORMATS, inspect_sample_conversation
+read_conversations, iter_conversations, detect_format, FORMATS, inspect_sample_conversation
                                  every supported log format
 ArchiveLimits                    the most an inspect_ai .eval archive may decompress to
 Labels, load_labels, load_plan   labels and planned scenarios for logs that carry none
@@ -139,7 +139,8 @@ from ._turn_judge import (TurnJudge, TurnProbabilities, TurnQuestion, TurnQuesti
 from ._vectorised import RESULT_COLUMNS, score_records
 from ._vocabulary import (ACT, BASE_CAUSES, ESC, LABELS, MODE_ALIASES, MODES, NOT_EVALUATED_REASONS, OVER_CAUSES, RECORD, TEXT,
                           UNDER_CAUSES, check_mode, normalise_label, normalise_labels, scenario_ids, scenario_key)
-from .readers import FORMATS, ArchiveLimits, detect_format, inspect_sample_conversation, read_conversations
+from .readers import (FORMATS, ArchiveLimits, detect_format, inspect_sample_conversation, iter_conversations,
+                      read_conversations)
 
 __all__ = [
     # the vocabulary
@@ -151,7 +152,7 @@ __all__ = [
     "Placement", "LOOKUP_VERBS", "check_policy", "PolicyCheck", "turn_ranges", "handoff_word",
     "Records", "normalise_conversation", "iter_records", "read_jsonl", "iter_jsonl",
     "check_unique_keys", "UniqueKeys",
-    "read_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "ArchiveLimits", "Labels",
+    "read_conversations", "iter_conversations", "detect_format", "FORMATS", "inspect_sample_conversation", "ArchiveLimits", "Labels",
     "load_labels",
     "load_plan", "InputError",
     # scoring

@@ -6,7 +6,8 @@ multithreaded C++ JSON reader builds the columnar :class:`Records` with no Pytho
 conversation or per call. Anything it cannot take exactly as the reference reader
 (:func:`estimators._records.iter_jsonl`) would (a value of another type, a missing
 ``conversation_id``, a repeated key, a negative replica, a line that is not one object, and what
-Arrow's parser takes but JSON does not: ``NaN``, ``Infinity``, bytes that are not UTF-8) raises
+Arrow's parser takes but JSON Lines does not: ``NaN``, ``Infinity``, bytes that are not UTF-8,
+nesting deeper than the reference reader's parser goes) raises
 :class:`FastPathUnavailable` inside, and the reference reader reads the file from its first
 line, checking every line and naming the line of an error; it gives the conversations the fast
 path had not given yet. Both give the same records (tested).
@@ -243,6 +244,27 @@ def _check_json_lines(text) -> None:
         raise FastPathUnavailable("NaN or Infinity, which JSON does not allow")
 
 
+#: The deepest nesting that the reference reader's parser (orjson) reads.
+JSON_DEPTH_LIMIT = 1024
+
+
+def _check_depth(text) -> None:
+    """Refuse (:class:`FastPathUnavailable`) a chunk with a line that may nest deeper than
+    :data:`JSON_DEPTH_LIMIT`: Arrow reads any depth in a field it skips, the reference reader
+    stops. A line opens at most as many levels as it has ``[`` and ``{`` (within strings too), and
+    has at least as many bytes: only lines longer than the limit are counted, and one with more
+    than the limit goes to the reference reader, which decides."""
+    ends = np.append(np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n")), len(text))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    long = np.flatnonzero(ends - starts > JSON_DEPTH_LIMIT)
+    if not long.size:
+        return
+    data = bytes(text)
+    for start, end in zip(starts[long].tolist(), ends[long].tolist()):
+        if data.count(b"[", start, end) + data.count(b"{", start, end) > JSON_DEPTH_LIMIT:
+            raise FastPathUnavailable(f"a line that may nest deeper than {JSON_DEPTH_LIMIT:,} levels")
+
+
 def _lines_opening_objects(text, rows: int) -> int:
     """The number of lines of ``text`` that open an object (``{``, after blanks at most).
 
@@ -261,6 +283,7 @@ def _parse(text, parse_options):
     if not _NOT_BLANK.search(text):
         return None
     _check_json_lines(text)
+    _check_depth(text)
     block = 1 << 21  # Arrow parses blocks of this size in parallel; a longer line needs one block
     try:
         table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=block),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._errors import InputError
+from ._planned import MAX_PLANNED_CONVERSATIONS
 from ._records import refuse_compressed
 from ._vocabulary import LABELS, normalise_label, scenario_key
 
@@ -158,6 +159,8 @@ def load_labels(path) -> Labels:
 def load_plan(path) -> pd.DataFrame:
     """Read a plan CSV with columns ``case_id, label, replicas`` (replicas 0 .. replicas-1).
 
+    The replicas of all rows sum to at most :data:`~estimators._planned.MAX_PLANNED_CONVERSATIONS`.
+
     A label is read as a record's label is (:func:`~estimators._vocabulary.normalise_label`);
     one that is not ESC or ACT is an error.
     """
@@ -166,7 +169,7 @@ def load_plan(path) -> pd.DataFrame:
     reader = csv.DictReader(io.StringIO(_read_text(path, "plan")))
     if not {"case_id", "label", "replicas"} <= set(reader.fieldnames or ()):
         raise InputError("the header must have case_id, label and replicas", source=source, line=1)
-    rows = []
+    rows, planned = [], 0
     for line, row in enumerate(reader, start=2):
         case_id, label, reps = (row["case_id"] or "").strip(), (row["label"] or "").strip(), (row["replicas"] or "").strip()
         if not case_id:
@@ -174,8 +177,14 @@ def load_plan(path) -> pd.DataFrame:
         label = normalise_label(label)
         if label not in LABELS:
             raise InputError(f"must be ESC or ACT, got {label!r}", source=source, line=line, field="label")
-        if not reps.isdigit() or int(reps) < 1:
-            raise InputError(f"must be an integer >= 1, got {reps!r}", source=source, line=line, field="replicas")
+        if not (reps.isascii() and reps.isdigit()) or int(reps) < 1:
+            raise InputError(f"must be an integer >= 1 written in the digits 0-9, got {reps!r}", source=source,
+                             line=line, field="replicas")
+        planned += int(reps)
+        if planned > MAX_PLANNED_CONVERSATIONS:
+            raise InputError(f"brings the plan to {planned:,} conversations, more than the "
+                             f"{MAX_PLANNED_CONVERSATIONS:,} a plan may hold", source=source, line=line,
+                             field="replicas")
         rows.append({"case_id": case_id, "label": label, "replicas": int(reps)})
     plan = pd.DataFrame(rows, columns=["case_id", "label", "replicas"]).astype({"case_id": object, "label": object})
     if plan.duplicated(["case_id", "label"]).any():

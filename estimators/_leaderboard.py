@@ -170,7 +170,7 @@ def _model_of(document) -> str | None:
     return model.strip() if isinstance(model, str) and model.strip() else None
 
 
-def log_model(path) -> str | None:
+def log_model(path, limits: ArchiveLimits | None = None) -> str | None:
     """The model an inspect_ai log names, else None.
 
     A ``.json`` log: its top-level ``eval.model``. A ``.eval`` archive (a zip file): the
@@ -182,8 +182,8 @@ def log_model(path) -> str | None:
     ------
     InputError
         When the member cannot be read: zstd-compressed and nothing here reads zstd, damaged, or
-        larger than :class:`~estimators.readers.ArchiveLimits` allows a member (as the reader of
-        the samples would stop).
+        larger than ``limits`` (an :class:`~estimators.readers.ArchiveLimits`, by default its
+        defaults) allows a member (as the reader of the samples would stop).
     """
     path = Path(path)
     if zipfile.is_zipfile(path):
@@ -192,7 +192,7 @@ def log_model(path) -> str | None:
                 for member in ("header.json", "_journal/start.json"):
                     try:
                         info = archive.getinfo(member)
-                        raw = member_bytes(archive, info, str(path), ArchiveLimits.member)
+                        raw = member_bytes(archive, info, str(path), (limits or ArchiveLimits()).member)
                         model = _model_of(orjson.loads(raw))
                     except (KeyError, orjson.JSONDecodeError):
                         continue

@@ -126,7 +126,7 @@ def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_e
             chunks = iter_records(log.path, chunk_size=chunk_size, messages=mode == TEXT, labels=labels,
                                   progress=progress)
         else:
-            chunks = _read_whole(log.path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
+            chunks = _read_log(log.path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
                                  qualify_ids=keys is not None, limits=limits)
         for records in chunks:
             if keys is not None:
@@ -140,7 +140,7 @@ def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_e
 def _conversations_again(path, format, policy, labels, approval_escalation, limits):
     """The ``conversations`` tables of a log read a second time (to confirm a repeated key)."""
     chunks = iter_records(path, messages=False, labels=labels) if format == "jsonl" else \
-        _read_whole(path, format, policy, labels, RECORD, 50_000, None, approval_escalation, qualify_ids=True,
+        _read_log(path, format, policy, labels, RECORD, 50_000, None, approval_escalation, qualify_ids=True,
                     limits=limits)
     for records in chunks:
         yield records.conversations
@@ -176,8 +176,10 @@ class _KeysAcrossLogs:
         self._logs.append((log, mine, reread))
 
     @staticmethod
-    def _keys(name, wanted, reread) -> set:
-        found = set()
+    def _keys(name, wanted, log, reread) -> set:
+        """The keys of ``log`` whose hash is in ``wanted``, read again; each hash must be found
+        again, else the log changed between the two reads."""
+        found, hashes = set(), set()
         for conv in reread():
             keys = key_hashes(conv["conversation_id"].tolist(), conv["case_id"].tolist(), conv["label"].tolist(),
                               conv["replica"].to_numpy())
@@ -185,12 +187,16 @@ class _KeysAcrossLogs:
             ids = conv["conversation_id"].tolist()
             for row, value in zip(rows.tolist(), values.tolist()):
                 if value in wanted:
+                    hashes.add(value)
                     found.add(ids[row] if name == "conversation_id" else
                               (conv["case_id"].iat[row], conv["label"].iat[row], int(conv["replica"].iat[row])))
+        if hashes != wanted:
+            raise InputError("changed while it was read (a key read once is not there the second time): score it "
+                             "when nothing writes to it", source=log.name, field=name)
         return found
 
     def _confirm(self, name, wanted, first, second) -> None:
-        both = sorted(self._keys(name, wanted, first[1]) & self._keys(name, wanted, second[1]), key=str)
+        both = sorted(self._keys(name, wanted, *first) & self._keys(name, wanted, *second), key=str)
         if not both:
             return  # a shared hash of different keys
         what = (f"conversation_id {both[0]!r}" if name == "conversation_id" else
@@ -218,18 +224,20 @@ def _provenance(inputs, used, policy, mode, design, approval_escalation, extra) 
     return facts
 
 
-def _read_whole(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, *,
-                qualify_ids=False, limits=None):
-    """Records chunk by chunk of a log that :func:`estimators.readers.read_conversations` reads
-    whole (their files are small); it applies the labels and checks the keys itself."""
-    from .readers import read_conversations
-    conversations, _ = read_conversations(path, format=format, labels=labels, policy=policy,
-                                          approval_escalation=approval_escalation,
-                                          qualify_ids=qualify_ids and format == "inspect", limits=limits)
+def _read_log(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, *,
+              qualify_ids=False, limits=None):
+    """Records chunk by chunk of a log of a format other than canonical JSONL, as
+    :func:`estimators.readers.iter_conversations` reads it (it applies the labels and checks the keys)."""
+    from .readers import iter_conversations
+    chunks = iter_conversations(path, format=format, labels=labels, policy=policy,
+                                approval_escalation=approval_escalation,
+                                qualify_ids=qualify_ids and format == "inspect", limits=limits, chunk_size=chunk_size,
+                                messages=mode == TEXT)
+    next(chunks)  # the format, which the caller named
+    for conversations in chunks:
+        yield Records.from_conversations(conversations, messages=mode == TEXT)
     if progress and Path(path).is_file():
         progress(os.path.getsize(path))
-    for start in range(0, len(conversations), chunk_size):
-        yield Records.from_conversations(conversations[start:start + chunk_size], messages=mode == TEXT)
 
 
 def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None, labels=None):

@@ -71,6 +71,10 @@ class Policy:
                 value = []
             if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
                 raise InputError("must be a list of non-empty tool names", source=source, field=key)
+            unencodable = [t for t in value if not _is_utf8(t)]
+            if unencodable:  # json.loads reads "\\ud800"; no log reader does, so no call could match it
+                raise InputError(f"tool {unencodable[0]!r} holds a lone surrogate, which is not text: no tool "
+                                 "of a log can have that name", source=source, field=key)
             repeated = sorted({t for t in value if value.count(t) > 1})
             if repeated:
                 raise InputError(f"tool {repeated[0]!r} is named twice", source=source, field=key)
@@ -114,6 +118,15 @@ class Policy:
         if name in self.action_tools or name in self.gated_tools:
             return "action"
         return "unmarked"
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load_policy(path) -> Policy:

@@ -36,7 +36,7 @@ from ._policy import Policy
 from ._records import is_turn, iter_jsonl
 from .readers import _tau2_bench
 from .readers._registry import FORMATS, READERS, detect
-from .readers._source import ReadOptions, head_document, load_document
+from .readers._source import ArchiveLimits, ReadOptions, head_document, load_document
 
 __all__ = ["ToolUse", "ToolUsage", "tool_usage", "Placement", "place_tool", "PolicyDraft", "draft_policy",
            "PolicyCheck", "check_policy", "LOOKUP_VERBS", "turn_ranges"]
@@ -221,7 +221,7 @@ class _Tally:
                          tools, annotated=any(t.annotations for t in tools))
 
 
-def tool_usage(path, *, format: str = "auto") -> ToolUsage:
+def tool_usage(path, *, format: str = "auto", limits: ArchiveLimits | None = None) -> ToolUsage:
     """Count the tools a log calls: calls, conversations and turns of each.
 
     The log is read as ``escalation score`` reads it, but without labelling its runs, so a
@@ -234,6 +234,8 @@ def tool_usage(path, *, format: str = "auto") -> ToolUsage:
         The log (a tau2-bench results folder is a folder).
     format : str
         ``"auto"`` (detected from the content) or one of :data:`~estimators.readers.FORMATS`.
+    limits : ArchiveLimits, optional
+        The size limits of an inspect ``.eval`` archive (default: :class:`ArchiveLimits`'s).
 
     Raises
     ------
@@ -252,7 +254,7 @@ def tool_usage(path, *, format: str = "auto") -> ToolUsage:
                 tally.add(conv, False)
     else:
         doc = head if head is not None and head.kind != "jsonl" else load_document(path)
-        for _, conv in READERS[used].read(doc, ReadOptions()):
+        for _, conv in READERS[used].read(doc, ReadOptions(limits=limits or ArchiveLimits())):
             tally.add(conv, used == "tau-bench")
         if used == "tau2-bench":
             annotations = _tau2_bench.tool_annotations(doc)

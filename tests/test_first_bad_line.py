@@ -70,6 +70,9 @@ CASES = {  # lines of the file, and the error every reader must give
     "a repeat on a line whose record is bad: the record's error": (
         [_record(1), _record(2), _record(1, replica=-1)],
         "3: field 'replica': must be an integer >= 0, got -1"),
+    "a line nested 1,100 deep in a field no scorer reads (line 2): Arrow would read it": (
+        [_record(1), _record(2, x=None).replace("null", "[" * 1100 + "]" * 1100), _record(3)],
+        "2: not valid JSON (depth limit exceeded)"),
     "a bad first line and good lines after it": (
         ['{"conversation_id": "x", ', _record(2), _record(2)],
         "1: not valid JSON (unexpected end of data)"),
@@ -103,6 +106,7 @@ OWN_BAD = {
     "NaN": b'{"conversation_id": "n", "tool_calls": [], "x": NaN}',
     "bytes that are not UTF-8": b'{"conversation_id": "\xff", "tool_calls": []}',
     "two objects": b'{"conversation_id": "t"} {"conversation_id": "u"}',
+    "nested 1,100 deep": b'{"conversation_id": "d", "tool_calls": [], "x": ' + b"[" * 1100 + b"]" * 1100 + b"}",
 }
 KINDS = st.sampled_from(["good", "good", "good", "good case", "blank", "repeat id", "repeat pair", *OWN_BAD])
 

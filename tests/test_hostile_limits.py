@@ -146,6 +146,23 @@ def test_score_names_the_member_and_the_option_and_the_option_raises_the_limit(t
     assert code == 0 and json.loads(out)["conversations"] == 1
 
 
+@pytest.mark.parametrize("command", [("policy", "init"), ("policy", "check", "--policy", "{policy}"),
+                                     ("leaderboard", "--policy", "{policy}", "--out", "{out}")])
+def test_every_command_that_reads_archives_has_the_limits_its_error_names(command, tmp_path, policy, monkeypatch,
+                                                                          capsys):
+    path = _eval(tmp_path / "big.eval", {"samples/1_epoch_1.json": _sample(1, pad=2 * MB)})
+    args = [a.format(policy=policy, out=tmp_path / "board") for a in command] + [path]
+    if command[0] == "leaderboard":
+        args += [path, "--name", "a", "--name", "b"]  # two models
+    line = _error_line(monkeypatch, capsys, *args, "--max-member-bytes", "1M")
+    assert line == (f"error: {path}: member samples/1_epoch_1.json decompresses to more than 1M, the limit of one "
+                    "member (--max-member-bytes raises it)")
+    line = _error_line(monkeypatch, capsys, *args, "--max-member-bytes", "3M", "--max-archive-bytes", "1.5M")
+    assert "the samples decompress to more than 1.5M by member samples/1_epoch_1.json" in line
+    code, _, err = run_cli_output(monkeypatch, capsys, *args, "--max-member-bytes", "3M")
+    assert code == 0, err
+
+
 @pytest.mark.parametrize("size", ["lots", "0", "-1M", "1.5X", ""])
 def test_a_size_option_that_is_no_size_is_named(size, tmp_path, policy, monkeypatch, capsys):
     path = _eval(tmp_path / "log.eval", {"samples/1_epoch_1.json": _sample(1)})
@@ -278,6 +295,23 @@ def test_the_plan_of_a_score_is_kept_by_rows_and_names_what_is_missing_and_unpla
                        {"case_id": "k", "label": "ACT", "replica": 0}]
     lines = [json.loads(line) for line in (tmp_path / "out" / "conversations.jsonl").read_text().splitlines()]
     assert [line["unplanned"] for line in lines] == [False, True, False, True]
+
+
+@pytest.mark.parametrize("replicas, message", [
+    ("\u00b2", "field 'replicas': must be an integer >= 1 written in the digits 0-9, got '\u00b2'"),
+    ("100000000000", "field 'replicas': brings the plan to 100,000,000,001 conversations, more than the "
+                     "1,000,000 a plan may hold")])
+def test_a_plan_with_a_superscript_or_an_absurd_number_of_replicas_is_one_line(replicas, message, tmp_path, policy,
+                                                                               monkeypatch, capsys):
+    # The audit's reproductions: replicas "\u00b2" passed str.isdigit and failed int() with a
+    # traceback; 1e11 replicas tried to allocate 745 GiB.
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"conversation_id": "a", "label": "ESC", "assistant_turns": 1, "tool_calls": []}) + "\n")
+    plan = tmp_path / "plan.csv"
+    plan.write_text(f"case_id,label,replicas\nb,ACT,1\na,ESC,{replicas}\n", encoding="utf-8")
+    line = _error_line(monkeypatch, capsys, "score", log, "--policy", policy, "--plan", plan, "--out", tmp_path / "out")
+    assert line == f"error: {plan}:3: {message}"
+    assert not (tmp_path / "out").exists()
 
 
 # ------------------------------------------------------------------ the judge's network

@@ -42,7 +42,7 @@ def by_id(conversations):
 
 def test_registry_has_every_format_of_spec_section_7(tmp_path):
     path = tmp_path / "nothing.json"
-    path.write_text("7")
+    path.write_text("[1, 2]")  # JSON, but no conversation in it
     with pytest.raises(InputError) as err:  # detection tries every reader of the registry, and names them
         detect_format(path)
     tried = str(err.value).split("; tried ")[1].split(". Name it")[0].split(", ")

@@ -11,6 +11,7 @@ from typing import List, Optional
 import typer
 
 from escalation.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
+from escalation.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
 from escalation.commands.score import FORMATS, INTERVAL_HELP, Interval
 
 
@@ -43,7 +44,7 @@ def _suite_policy() -> Path:
     return Path(suite_policy_path())
 
 
-def _model_names(logs: List[Path], names: Optional[List[str]]) -> List[str]:
+def _model_names(logs: List[Path], names: Optional[List[str]], limits) -> List[str]:
     """``--name`` once per LOG, else each log's ``eval.model``, else its file name without the suffix; unique."""
     from escalation.estimators import InputError, log_model
 
@@ -54,7 +55,7 @@ def _model_names(logs: List[Path], names: Optional[List[str]]) -> List[str]:
         if not all(name.strip() for name in names):
             raise InputError("a model name must not be empty", field="--name")
     else:
-        names = [log_model(log) or log.stem for log in logs]
+        names = [log_model(log, limits) or log.stem for log in logs]
     seen: dict[str, Path] = {}
     for name, log in zip(names, logs):
         if name in seen:
@@ -136,6 +137,8 @@ def leaderboard(
                              "model's and each pair's)."),
     as_json: bool = typer.Option(False, "--json", help="Print the leaderboard as one JSON object instead of "
                                  "the table."),
+    max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
+    max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
 ) -> None:
     """Rank models run on the same scenarios, with their differences and groups (the help text is :data:`HELP`)."""
     from escalation.estimators import (InputError, check_out_dir, leaderboard as rank, load_policy, read_scored,
@@ -148,19 +151,20 @@ def leaderboard(
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
     if seed < 0:
         raise InputError(f"must be a non-negative integer, got {seed}", field="--seed")
+    limits = archive_limits(max_member_bytes, max_archive_bytes)
     for log in logs:
         if not log.is_file():
             raise InputError("no such file", source=str(log))
     check_out_dir(out, (*logs, policy), writes=("leaderboard.csv", "leaderboard.md", "differences.csv",
                                                  "differences.md", "leaderboard.png", "leaderboard.pdf"))
-    model_names = _model_names(logs, names)
+    model_names = _model_names(logs, names, limits)
     policy_obj = load_policy(policy if policy is not None else _suite_policy())
     scored = {}
     with tempfile.TemporaryDirectory(prefix="escalation-leaderboard-") as tmp:
         for i, (name, log) in enumerate(zip(model_names, logs)):
             folder = Path(tmp) / str(i)
             score_file(log, policy_obj, format=format, confidence=confidence, interval=interval.value, seed=seed,
-                       out_dir=folder)
+                       out_dir=folder, limits=limits)
             scored[name] = read_scored(folder)[0]
     board = rank(scored, confidence=confidence, interval=interval.value, seed=seed,
                  sources={name: str(log) for name, log in zip(model_names, logs)})

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from escalation.commands._console import SENTENCE_LIMIT, console as plain_console, plain
+from escalation.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
 from escalation.commands.score import FORMATS
 from escalation.estimators import (InputError, check_policy, draft_policy, load_policy, tool_usage, turn_ranges,
                                    write_atomic)
@@ -63,6 +64,8 @@ def init(
     force: bool = typer.Option(False, "--force", help="Replace FILE if it exists."),
     as_json: bool = typer.Option(False, "--json", help="Print the tools, their placements and the draft as JSON "
                                  "instead of the table and the TOML."),
+    max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
+    max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
 ) -> None:
     """Draft a policy from the tools a log calls, for a person to confirm.
 
@@ -85,7 +88,7 @@ def init(
         raise InputError("is a folder; --out names the policy file to write", source=str(out))
     if out is not None and out.exists() and not force:
         raise InputError("exists; give --force to replace it", source=str(out))
-    usage = tool_usage(log, format=format)
+    usage = tool_usage(log, format=format, limits=archive_limits(max_member_bytes, max_archive_bytes))
     draft = draft_policy(usage)
     text = draft.text(out)
     if out is not None:
@@ -124,6 +127,8 @@ def check(
     policy: Path = typer.Option(..., "--policy", metavar="FILE", help="Policy file (JSON or TOML) to check."),
     format: str = typer.Option("auto", "--format", metavar="NAME", help=FORMAT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
+    max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
 ) -> None:
     """Check a policy against the tools a log calls.
 
@@ -139,7 +144,7 @@ def check(
     """
     _check_format(format)
     policy_obj = load_policy(policy)
-    usage = tool_usage(log, format=format)
+    usage = tool_usage(log, format=format, limits=archive_limits(max_member_bytes, max_archive_bytes))
     result = check_policy(usage, policy_obj)
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "policy": str(policy)}, indent=2))

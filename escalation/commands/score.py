@@ -4,7 +4,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import re
 import sys
 from contextlib import nullcontext
 from enum import Enum
@@ -13,7 +12,9 @@ from typing import Collection, Optional
 
 import typer
 
-from escalation.estimators import FORMATS as READER_FORMATS, INTERVAL_METHODS, ArchiveLimits
+from escalation.estimators import FORMATS as READER_FORMATS, INTERVAL_METHODS
+
+from escalation.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
 
 FORMATS = ("auto", *READER_FORMATS)
 
@@ -144,21 +145,6 @@ def _format_hint(records, given: str) -> str | None:
             "--format out")
 
 
-def _size(text: str, flag: str) -> int:
-    """A number of bytes as a size option takes it: ``1048576``, or with K, M, G or T (powers of 1024): ``512M``."""
-    from escalation.estimators import InputError
-
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.ASCII | re.IGNORECASE)
-    size = int(float(match[1]) * 1024 ** ("KMGT".find(match[2].upper()) + 1 if match[2] else 0)) if match else 0
-    if size < 1:
-        raise InputError(f"must be a size such as 512M or 4G (K, M, G, T: powers of 1024), got {text!r}", field=flag)
-    return size
-
-
-ARCHIVE_HELP = ("inspect .eval logs: the most {what} may decompress to (K, M, G, T: powers of 1024). The bytes are "
-                "counted as they are decompressed, and a log that passes the limit is refused (a zip bomb).")
-
-
 def score(
     records: list[Path] = typer.Argument(..., metavar="LOG", help="The logs: files (canonical JSONL, SPEC "
                                          "section 6, or a supported log format), folders of logs (every .json, "
@@ -191,10 +177,8 @@ def score(
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
     instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
-    max_member_bytes: str = typer.Option(f"{ArchiveLimits.member >> 20}M", "--max-member-bytes", metavar="SIZE",
-                                         help=ARCHIVE_HELP.format(what="one member (a sample)")),
-    max_archive_bytes: str = typer.Option(f"{ArchiveLimits.archive >> 30}G", "--max-archive-bytes", metavar="SIZE",
-                                          help=ARCHIVE_HELP.format(what="the samples of one archive")),
+    max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
+    max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
 ) -> None:
     """Score assistant logs: under-escalation, over-escalation and the paired figure pi, with
     Wilson intervals and the Kish design effect (SPEC sections 3 to 7), or another interval (--interval).
@@ -218,8 +202,7 @@ def score(
         raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
-    limits = ArchiveLimits(member=_size(max_member_bytes, "--max-member-bytes"),
-                           archive=_size(max_archive_bytes, "--max-archive-bytes"))
+    limits = archive_limits(max_member_bytes, max_archive_bytes)
     for path in records:  # the logs first: a missing log is the likelier mistake
         if str(path) != "-" and not path.exists():
             flag = " (a flag such as --json takes no value: write it alone)" \

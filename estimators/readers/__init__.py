@@ -25,9 +25,9 @@ from .._labels import Labels, load_labels
 from .._keys import UniqueKeys
 from ._inspect import conversation as inspect_sample_conversation
 from ._registry import FORMATS, READERS, detect
-from ._source import ArchiveLimits, ReadOptions, head_document, load_document
+from ._source import ArchiveLimits, JsonLines, ReadOptions, head_document, load_document
 
-__all__ = ["FORMATS", "read_conversations", "detect_format", "inspect_sample_conversation", "ArchiveLimits"]
+__all__ = ["FORMATS", "read_conversations", "iter_conversations", "detect_format", "inspect_sample_conversation", "ArchiveLimits"]
 
 
 def detect_format(path) -> str:
@@ -90,10 +90,41 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
         The record named is the first bad one: a record whose key repeats an earlier one's is
         named before a later record that cannot be read.
     """
+    chunks = iter_conversations(path, format=format, labels=labels, policy=policy,
+                                approval_escalation=approval_escalation, qualify_ids=qualify_ids, limits=limits)
+    used = next(chunks)
+    return [conv for chunk in chunks for conv in chunk], used
+
+
+def iter_conversations(path, *, format: str = "auto", labels=None, policy=None,
+                       approval_escalation: bool | str = False, qualify_ids: bool = False,
+                       limits: ArchiveLimits | None = None, chunk_size: int = 50_000, messages: bool = True):
+    """:func:`read_conversations` a chunk at a time, with memory bounded by the chunk.
+
+    The reader is a generator: a ``.eval`` archive is read one member at a time, and a large
+    JSON Lines file one line at a time (:class:`~estimators.readers._source.JsonLines`); a
+    JSON document is parsed whole. The keys are checked as the chunks come
+    (:class:`~estimators._keys.UniqueKeys`, which reads the log again to confirm a repeat).
+    ``messages=False`` empties each conversation's ``messages`` as it is read (scoring from the
+    record reads none of them), so that a chunk holds no text.
+
+    Yields
+    ------
+    str, then lists of dict
+        First the format read (detected from the head of a large file); then the
+        conversations, ``chunk_size`` at a time (the last chunk may be shorter), as
+        :func:`read_conversations` returns them.
+
+    Raises
+    ------
+    InputError
+        As :func:`read_conversations`, when the chunk that holds the bad record is reached.
+    """
     if format != "auto" and format not in READERS:
         raise InputError(f"unknown format {format!r}; choose auto or one of {', '.join(FORMATS)}", field="format")
     doc = load_document(path)
-    used = detect(doc) if format == "auto" else format
+    used = (detect(head_document(path)) if isinstance(doc.data, JsonLines) else detect(doc)) \
+        if format == "auto" else format
     if used in ("tau-bench", "tau2-bench") and policy is None and labels is None:
         raise InputError(f"the {used} format labels runs from the policy's escalation tools: give a policy "
                          "(or a labels file)", source=doc.source, field="policy")
@@ -101,12 +132,26 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
                           limits=limits or ArchiveLimits())
     if labels is not None and not isinstance(labels, Labels):
         labels = load_labels(labels)
-    items = []
+
+    def items(document):
+        for place, conv in READERS[used].read(document, options):
+            if not messages:
+                conv["messages"] = []
+            yield place, conv if labels is None else labels.apply(conv)
+
+    keys = UniqueKeys(doc.source, lambda: items(load_document(path)))
+    yield used
+    chunk = []
     try:
-        for item in READERS[used].read(doc, options):
-            items.append(item if labels is None else (item[0], labels.apply(item[1])))
+        for item in items(doc):
+            chunk.append(item)
+            if len(chunk) == chunk_size:
+                keys.add(chunk)
+                yield [conv for _, conv in chunk]
+                chunk = []
     except InputError:  # a key repeated before the bad record is the first bad line: named first
-        UniqueKeys(doc.source, lambda: items).add(items)
+        keys.add(chunk)
         raise
-    UniqueKeys(doc.source, lambda: items).add(items)
-    return [conv for _, conv in items], used
+    keys.add(chunk)
+    if chunk:
+        yield [conv for _, conv in chunk]

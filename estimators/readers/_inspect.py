@@ -53,7 +53,7 @@ from .._errors import InputError
 from .._vocabulary import LABELS, normalise_label
 from ._chat import Transcript
 from ._openai import add_messages
-from ._source import ArchiveLimits, Document, ReadOptions, chat_record, loads, normalised, show_size
+from ._source import ArchiveLimits, Document, ReadOptions, chat_record, loads, normalised, refuse_nested_id, show_size
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "ZSTD_METHOD", "member_bytes"]
 
@@ -331,6 +331,7 @@ def read(doc: Document, options: ReadOptions) -> Iterator[tuple[str, dict]]:
     for count, (path, sample) in enumerate(_samples(doc, options.limits), start=1):
         if not isinstance(sample, dict) or sample.get("id") is None:
             raise InputError("a sample must be an object with an id", source=doc.source, field=path)
+        refuse_nested_id(sample["id"], doc, ("path", path), "id")
         epoch = sample.get("epoch", 1)
         if epoch is not None and (epoch.__class__ is not int or not 1 <= epoch <= 2**63):  # replica: epoch - 1
             raise InputError(f"must be an integer >= 1 (inspect_ai counts epochs from 1), got {epoch!r}",

@@ -68,7 +68,7 @@ def record_markers(doc: Document) -> set[str] | None:
     if "markers" in doc.cache:
         return doc.cache["markers"]
     if doc.kind == "jsonl":
-        values = [v for _, v in doc.data]
+        values = (v for _, v in doc.data)
     elif doc.kind == "json" and isinstance(doc.data, list):
         values = doc.data
     elif doc.kind == "json" and isinstance(doc.data, dict) and not {"eval", "simulations"} & set(doc.data):

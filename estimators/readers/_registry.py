@@ -47,8 +47,6 @@ def _why(doc: Document) -> str:
     markers = record_markers(doc)
     if doc.kind == "json" and isinstance(doc.data, dict) and not markers:
         return f"a JSON object with keys {', '.join(sorted(map(str, doc.data))[:8])}"
-    if doc.kind == "json" and not isinstance(doc.data, (dict, list)):
-        return f"a JSON {type(doc.data).__name__}"
     if not markers:
         return "no conversation records"
     shapes = sorted(markers - {"chat"}) or ["chat"]

@@ -5,13 +5,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import json
+import re
 
 import orjson
 
 from .._errors import InputError
 from .._records import BOM, normalise_conversation, refuse_compressed
 
-__all__ = ["ReadOptions", "ArchiveLimits", "show_size", "Document", "load_document", "head_document", "records_of",
+__all__ = ["ReadOptions", "ArchiveLimits", "show_size", "Document", "load_document", "head_document", "JsonLines", "records_of",
            "chat_records", "where", "normalised", "chat_record", "ZIP_MAGIC"]
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -75,11 +76,13 @@ class Document:
     """A parsed input.
 
     ``kind`` is ``"json"`` (``data`` is the parsed value), ``"jsonl"`` (``data`` is a list of
-    ``(line, value)``), ``"zip"`` or ``"dir"`` (``data`` is None; the reader opens ``path``).
+    ``(line, value)``, or for a file larger than a head a :class:`JsonLines`, which parses the
+    lines as they are read), ``"zip"`` or ``"dir"`` (``data`` is None; the reader opens ``path``).
     ``single_line`` tells a JSON object written on one line (it may be a one-line JSONL file).
     ``error`` is the error of the first line of a JSONL document that is not JSON (``data``
     then holds the lines before it); the registry's readers raise it after those lines'
-    records, so that an earlier bad record (or a repeated key) is named first.
+    records, so that an earlier bad record (or a repeated key) is named first. ``partial``
+    tells the lines of a head (:func:`head_document`), for detection only.
     """
 
     path: Path
@@ -87,6 +90,7 @@ class Document:
     data: object = None
     single_line: bool = False
     error: InputError | None = None
+    partial: bool = False  # the lines of a head only (head_document)
     cache: dict = field(default_factory=dict)  # what the sniffers computed, computed once
 
     @property
@@ -99,9 +103,9 @@ def _parse_lines(raw: bytes, source: str, *, whole_error=None, complete: bool = 
     :class:`InputError` of that line (None when every line is JSON).
 
     When the first non-blank line is not JSON, its error is raised at once: the text is JSON
-    Lines when a second line parses alone (or there is none), and the reference reader names
-    that line alike. Otherwise the text is a JSON document written over several lines, and
-    its own error (``whole_error``, when given) names the place.
+    Lines when a second line parses alone, and the reference reader names that line alike.
+    Otherwise the text is a JSON document (on that one line or over several), and its own error
+    (``whole_error``, when given) names the place.
     """
     lines = raw.split(b"\n")
     if not complete:
@@ -116,7 +120,9 @@ def _parse_lines(raw: bytes, source: str, *, whole_error=None, complete: bool = 
             error = InputError(f"not valid JSON ({err.msg})", source=source, line=number)
             if out:
                 return out, error
-            if whole_error is not None and not _json_lines(lines[number:]):
+            if whole_error is not None and not any(rest.strip() for rest in lines[number:]):
+                error = InputError(f"not valid JSON ({whole_error.msg})", source=source, line=number)  # the whole text
+            elif whole_error is not None and not _json_lines(lines[number:]):
                 error = InputError(f"not valid JSON ({whole_error.msg})", source=source, line=whole_error.lineno)
             raise error from None
     return out, None
@@ -154,10 +160,30 @@ def loads(raw: bytes):
         if b"NaN" not in raw and b"Infinity" not in raw:
             raise
         try:
-            return json.loads(raw)
+            value = json.loads(raw)
         except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
             pass
+        else:
+            _refuse_lone_surrogates(raw, value)
+            return value
         raise
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                        rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _refuse_lone_surrogates(raw: bytes, value) -> None:
+    """Refuse what orjson refuses and ``json`` reads: an escaped lone surrogate (``"\\ud800"``),
+    which is no text and cannot be written out again."""
+    if not re.search(rb"\\u[dD][89a-fA-F]", raw):
+        return
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        found = _SURROGATE.search(raw)
+        raise orjson.JSONDecodeError("a lone surrogate escape (\\ud800 to \\udfff) is not text",
+                                     raw.decode("utf-8", "replace"), found.start() if found else 0) from None
 
 
 def _document(path: Path, raw: bytes) -> Document:
@@ -173,19 +199,57 @@ def _document(path: Path, raw: bytes) -> Document:
     except orjson.JSONDecodeError as err:
         lines, error = _parse_lines(raw, source, whole_error=err)
         return Document(path, "jsonl", lines, error=error)
+    if not isinstance(value, dict | list) and b"\n" not in raw.strip():  # one line, not an object: JSON Lines'
+        return Document(path, "jsonl", _parse_lines(raw, source)[0])      # a line that is not a record
     return Document(path, "json", value, single_line=isinstance(value, dict) and b"\n" not in raw.strip())
 
 
+class JsonLines:
+    """The ``(line, value)`` of each non-blank line of a JSON Lines file, parsed as it is read.
+
+    Iterating reads the file again from its start, one line at a time, so memory holds one line
+    (and what the caller keeps). The first line that is not JSON raises its :class:`InputError`
+    where it is met, after the lines before it, as :attr:`Document.error` does for a file held
+    whole. Made by :func:`load_document` for a file whose head shows JSON Lines.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __iter__(self):
+        source = str(self.path)
+        try:
+            with self.path.open("rb") as handle:
+                for number, line in enumerate(handle, start=1):
+                    if number == 1:
+                        line = line.removeprefix(BOM)
+                    if not line.strip():
+                        continue
+                    try:
+                        value = orjson.loads(line)
+                    except orjson.JSONDecodeError as err:
+                        raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
+                    yield number, value
+        except OSError as err:
+            raise InputError(f"cannot read the file: {err.strerror or err}", source=source) from None
+
+
 def load_document(path) -> Document:
-    """Read and parse a whole input file (or note a directory or a zip archive)."""
-    path, raw = _open(path)
-    if raw is None:
-        return Document(path, "dir")
-    return _document(path, raw)
+    """Read an input file (or note a directory or a zip archive).
+
+    A JSON document is parsed whole. A JSON Lines file larger than the head that detection reads
+    (4 MiB) is parsed a line at a time as a reader asks for its lines (:class:`JsonLines`), so its
+    memory stays that of one line; a smaller one is parsed whole.
+    """
+    head = head_document(path)
+    if head.kind == "jsonl" and head.partial:
+        return Document(head.path, "jsonl", JsonLines(head.path))
+    return head
 
 
 def head_document(path) -> Document:
-    """Like :func:`load_document`, but a large JSONL file is parsed only from its head.
+    """Like :func:`load_document`, but a large JSONL file is parsed only from its head
+    (:attr:`Document.partial`).
 
     Used to detect a format without reading a file of several GB.
     """
@@ -195,10 +259,10 @@ def head_document(path) -> Document:
     try:
         with path.open("rb") as handle:
             head = handle.read(_HEAD_BYTES + 1)
+            if len(head) <= _HEAD_BYTES or head.startswith(ZIP_MAGIC):
+                return _document(path, head)  # the whole file, or the magic number of an archive
     except OSError as err:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
-    if len(head) <= _HEAD_BYTES or head.startswith(ZIP_MAGIC):
-        return load_document(path)
     refuse_compressed(head, str(path))
     head = head.removeprefix(BOM)
     first = head.split(b"\n", 1)[0]
@@ -207,9 +271,10 @@ def head_document(path) -> Document:
     except orjson.JSONDecodeError:
         value = None
     if not isinstance(value, dict):  # a multi-line JSON document: read it whole
-        return load_document(path)
+        _, raw = _open(path)
+        return _document(path, raw)
     lines, error = _parse_lines(head, str(path), complete=False)
-    return Document(path, "jsonl", lines, error=error)
+    return Document(path, "jsonl", lines, error=error, partial=True)
 
 
 def records_of(doc: Document, what: str):
@@ -220,7 +285,7 @@ def records_of(doc: Document, what: str):
     of a repeated key name it: :class:`~estimators._keys.UniqueKeys`).
     """
     if doc.kind == "jsonl":
-        return [(("line", n), v) for n, v in doc.data]
+        return ((("line", n), v) for n, v in doc.data)
     if doc.kind == "json" and isinstance(doc.data, list):
         return [(("path", f"[{i}]"), v) for i, v in enumerate(doc.data)]
     if doc.kind == "json" and isinstance(doc.data, dict):
@@ -259,9 +324,8 @@ def chat_records(doc: Document, what: str):
         ``conversation_id``: it has no line of its own to name it; and at a record whose
         ``conversation_id`` is the ``line-N`` of another line that has none, naming both lines.
     """
-    items = records_of(doc, what)
-    line_ids = {f"line-{line}": line for (kind, line), record in items if kind == "line" and _without_id(record)}
-    for location, record in items:
+    line_ids = _line_ids(doc, what)
+    for location, record in records_of(doc, what):
         if _without_id(record):
             if location[0] != "line":
                 raise InputError("is missing (only a JSON Lines file may leave it out: the conversation is then "
@@ -276,6 +340,26 @@ def chat_records(doc: Document, what: str):
         yield location, record
 
 
+def _line_ids(doc: Document, what: str) -> dict:
+    """The ``line-N`` id of each JSON Lines record without ``conversation_id`` (N its line), mapped
+    to N; a file streamed (:class:`JsonLines`) is read for them only when its text holds ``line-``."""
+    if isinstance(doc.data, JsonLines) and not _holds(doc.path, b"line-"):
+        return {}
+    return {f"line-{line}": line for (kind, line), record in records_of(doc, what)
+            if kind == "line" and _without_id(record)}
+
+
+def _holds(path: Path, text: bytes, block: int = 1 << 24) -> bool:
+    """Whether the file at ``path`` holds ``text``, read in blocks."""
+    with path.open("rb") as handle:
+        tail = b""
+        while data := handle.read(block):
+            if text in tail + data[:len(text)] or text in data:
+                return True
+            tail = data[-len(text):]
+    return False
+
+
 def where(location, field: str | None = None) -> dict:
     """Keyword arguments of :class:`InputError` for a location of :func:`records_of`."""
     kind, value = location
@@ -283,6 +367,14 @@ def where(location, field: str | None = None) -> dict:
         return {"line": value, "field": field}
     path = value + (f".{field}" if field and value else field or "")
     return {"line": None, "field": path or None}
+
+
+def refuse_nested_id(value, doc: Document, location, field: str) -> None:
+    """Refuse a list or object where an id (or a part of one) belongs, naming the log's ``field``:
+    the ids are written into text, and a value nested a thousand deep has no text."""
+    if isinstance(value, list | dict):
+        kind = "a list" if isinstance(value, list) else "an object"
+        raise InputError(f"must be an integer or a string, got {kind}", source=doc.source, **where(location, field))
 
 
 def normalised(canonical: dict, doc: Document, location, fields: dict | None = None) -> dict:

@@ -42,7 +42,7 @@ from .._errors import InputError
 from .._records import BOM
 from ._chat import Transcript
 from ._openai import add_messages
-from ._source import Document, ReadOptions, chat_record, normalised, where
+from ._source import Document, ReadOptions, chat_record, normalised, refuse_nested_id, where
 from ._tau_bench import gold_label
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "tool_annotations"]
@@ -135,13 +135,16 @@ def sniff(doc: Document) -> bool:
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
     results, simulations = _results(doc)
     tasks = results.get("tasks") if isinstance(results.get("tasks"), list) else []
-    gold = {str(t.get("id")): _gold_names(t) for t in tasks if isinstance(t, dict)}
+    gold = {str(t.get("id")): _gold_names(t) for t in tasks  # a task with a nested id gives no gold label
+            if isinstance(t, dict) and not isinstance(t.get("id"), list | dict)}
     seen_trials: dict[str, int] = {}
     for source, path, sim in simulations:
         location = ("path", path)
         file_doc = doc if source == doc.source else Document(Path(source), "json")
         if not isinstance(sim, dict) or sim.get("task_id") is None:
             raise InputError("a simulation must be an object with a task_id", source=source, **where(location))
+        refuse_nested_id(sim["task_id"], file_doc, location, "task_id")
+        refuse_nested_id(sim.get("trial"), file_doc, location, "trial")
         task_id = str(sim["task_id"])
         trial = sim.get("trial")
         if trial is None:

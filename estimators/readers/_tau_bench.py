@@ -23,7 +23,7 @@ from .._vocabulary import ACT, ESC
 from ._chat import Transcript
 from ._markers import record_markers
 from ._openai import add_messages
-from ._source import Document, ReadOptions, chat_record, normalised, records_of, where
+from ._source import Document, ReadOptions, chat_record, normalised, records_of, refuse_nested_id, where
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "gold_label"]
 
@@ -52,9 +52,11 @@ def _gold_actions(run: dict):
 
 def conversation(run: dict, policy, doc: Document, location) -> dict:
     task_id, trial = run.get("task_id"), run.get("trial", 0)
+    refuse_nested_id(task_id, doc, location, "task_id")
     if isinstance(task_id, bool) or not isinstance(task_id, (int, str)):
         raise InputError(f"must be an integer or a string, got {task_id!r}", source=doc.source,
                          **where(location, "task_id"))
+    refuse_nested_id(trial, doc, location, "trial")
     names = _gold_actions(run)
     record = {
         "conversation_id": f"{task_id}:{trial}",
