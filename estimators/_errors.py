@@ -1,7 +1,7 @@
 """The one error type for bad input: it names the file, the line and the field."""
 from __future__ import annotations
 
-__all__ = ["InputError"]
+__all__ = ["InputError", "shown"]
 
 
 class InputError(ValueError):
@@ -26,3 +26,15 @@ def _one_line(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def shown(value, limit: int = 60) -> str:
+    """A value read from an input as an error message shows it: the ``repr`` of a scalar, cut
+    after ``limit`` characters; ``a list`` or ``an object`` for a container, whose ``repr`` could be
+    of any size, or nest deeper than ``repr`` can go."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._errors import InputError
+from ._errors import InputError, shown
 from ._planned import MAX_PLANNED_CONVERSATIONS
 from ._records import refuse_compressed
 from ._vocabulary import LABELS, normalise_label, scenario_key
@@ -83,7 +83,7 @@ def _object(pairs: list) -> dict:
     out = {}
     for key, value in pairs:
         if key in out and normalise_label(out[key]) != normalise_label(value):
-            raise InputError(f"{key!r} is given twice in one object, with {out[key]!r} and {value!r}")
+            raise InputError(f"{key!r} is given twice in one object, with {shown(out[key])} and {shown(value)}")
         out[key] = value
     return out
 
@@ -109,13 +109,17 @@ def load_labels(path) -> Labels:
         if not isinstance(label, str) or not label:
             raise InputError("must be a non-empty string", source=source, line=line, field=f"{place}label")
         conv_id, case_id = entry.get("conversation_id"), entry.get("case_id")
+        for name, value in (("conversation_id", conv_id), ("case_id", case_id)):
+            if isinstance(value, list | dict):
+                raise InputError(f"must be a string, got {shown(value)}", source=source, line=line,
+                                 field=f"{place}{name}")
         if conv_id in (None, "") and case_id in (None, ""):
             raise InputError("each entry needs a conversation_id or a case_id", source=source, line=line,
                              field=f"{place}conversation_id")
         field, key, target = ("conversation_id", str(conv_id), by_conv) if conv_id not in (None, "") else \
             ("case_id", str(case_id), by_case)
         if key in target and normalise_label(target[key]) != normalise_label(label):
-            raise InputError(f"{field} {key!r} is labelled {label!r} here and {target[key]!r} at "
+            raise InputError(f"{field} {key!r} is labelled {shown(label)} here and {shown(target[key])} at "
                              f"{places[field, key]}; an id has one label", source=source, line=line,
                              field=f"{place}label")
         target[key] = label

@@ -41,7 +41,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ._errors import InputError
+from ._errors import InputError, shown
 from ._keys import UniqueKeys
 from ._vocabulary import MAX_TURNS, normalise_label, scenario_key
 
@@ -110,7 +110,7 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
     if replica is None:
         replica = 0
     elif replica.__class__ is not int or replica < 0:
-        raise InputError(f"must be an integer >= 0, got {replica!r}", source=source, line=line, field="replica")
+        raise InputError(f"must be an integer >= 0, got {shown(replica)}", source=source, line=line, field="replica")
     elif replica >= 2**63:
         raise InputError(f"must be below 2**63, got {replica}", source=source, line=line, field="replica")
     label = get("label")

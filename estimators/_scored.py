@@ -8,7 +8,7 @@ from typing import NoReturn
 import orjson
 import pandas as pd
 
-from ._errors import InputError
+from ._errors import InputError, shown
 from ._keys import check_unique_keys
 from ._output import CONVERSATIONS, SUMMARY
 
@@ -61,7 +61,7 @@ def read_scored(folder) -> tuple[pd.DataFrame, dict]:
                 if name not in row:
                     raise InputError("missing", source=str(path), line=number, field=name)
             if not isinstance(row["evaluated"], bool):
-                raise InputError(f"must be true or false, got {row['evaluated']!r}", source=str(path),
+                raise InputError(f"must be true or false, got {shown(row['evaluated'])}", source=str(path),
                                  line=number, field="evaluated")
             lines.append(number)
             rows.append({name: row[name] for name in _REQUIRED}

@@ -49,7 +49,7 @@ from collections.abc import Iterator
 
 import orjson
 
-from .._errors import InputError
+from .._errors import InputError, shown
 from .._vocabulary import LABELS, normalise_label
 from ._chat import Transcript
 from ._openai import add_messages
@@ -334,7 +334,7 @@ def read(doc: Document, options: ReadOptions) -> Iterator[tuple[str, dict]]:
         refuse_nested_id(sample["id"], doc, ("path", path), "id")
         epoch = sample.get("epoch", 1)
         if epoch is not None and (epoch.__class__ is not int or not 1 <= epoch <= 2**63):  # replica: epoch - 1
-            raise InputError(f"must be an integer >= 1 (inspect_ai counts epochs from 1), got {epoch!r}",
+            raise InputError(f"must be an integer >= 1 (inspect_ai counts epochs from 1), got {shown(epoch)}",
                              source=doc.source, field=f"{path}.epoch")
         own = sample["metadata"] if isinstance(sample.get("metadata"), dict) else {}
         fields = {"replica": "epoch", "case_id": "metadata.case_id" if "case_id" in own else "id",
