@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ._keys import key_hashes
-from ._records import BOM, Records, iter_jsonl
+from ._records import BOM, COLUMN_INT_LIMIT, Records, iter_jsonl
 from ._vocabulary import MAX_TURNS, normalise_labels, scenario_ids
 
 __all__ = ["FastPathUnavailable", "iter_records"]
@@ -152,7 +152,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
     flat = pc.list_flatten(calls)
     call_conv = pc.list_parent_indices(calls).to_numpy().astype(np.int64)
     call_turn = _ints(flat.field("turn"), -1)
-    call_turn[call_turn < -1] = -1
+    call_turn[(call_turn < -1) | (call_turn >= COLUMN_INT_LIMIT)] = -1  # as the reference reader's columns
     names = pc.dictionary_encode(flat.field("name"))
     codes = names.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     vocabulary = np.asarray(names.dictionary.to_pylist(), dtype=object)

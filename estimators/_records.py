@@ -275,9 +275,15 @@ def _categorical(codes, vocabulary, named) -> pd.Categorical:
     return pd.Categorical.from_codes(np.asarray(codes, dtype=np.int32), categories=list(vocabulary[named]))
 
 
+#: The turns and counts of the columns lie in ``[-1, COLUMN_INT_LIMIT)``; any other value is -1
+#: (both readers: :mod:`estimators._arrow` too).
+COLUMN_INT_LIMIT = 2**62
+
+
 def _int_column(values) -> np.ndarray:
-    """int64 column of turns or counts; -1 where a value is not an integer (a bool, 1.5, "1", None)."""
-    return np.array([v if v.__class__ is int and -1 <= v < 2**62 else -1 for v in values], dtype=np.int64)
+    """int64 column of turns or counts; -1 where a value is not an integer (a bool, 1.5, "1", None)
+    or lies outside ``[-1, COLUMN_INT_LIMIT)``."""
+    return np.array([v if v.__class__ is int and -1 <= v < COLUMN_INT_LIMIT else -1 for v in values], dtype=np.int64)
 
 
 @dataclass(frozen=True)

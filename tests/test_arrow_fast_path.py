@@ -201,3 +201,16 @@ def test_a_line_that_is_not_an_object_never_reaches_arrow(tmp_path, data, refuse
             assert not refused, size
             assert b"".join(bytes(text) for _, text in chunks) == data
             assert sum(read for read, _ in chunks) == len(data)
+
+
+@pytest.mark.parametrize("turn", [2**62 - 1, 2**62, 2**63 - 1, -2**63])
+def test_turns_at_the_ends_of_int64_read_alike(turn, tmp_path, monkeypatch):
+    # The fuzzer (seed 20261202): a call turn of 2**63 - 1 was kept by the fast path and read as
+    # -1 (not an integer) by the reference reader, so the two gave different invalid_record reasons.
+    path = tmp_path / "r.jsonl"
+    rows = [{"conversation_id": "a", "label": "ESC", "assistant_turns": 2, "tool_calls": [{"turn": turn, "name": "esc"}]},
+            {"conversation_id": "b", "label": "ACT", "tool_calls": [{"turn": 0, "name": "act"}],
+             "messages": [{"turn": turn}]}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert len(list(_arrow._arrow_chunks(path))) == 1  # the fast path takes the file
+    assert outputs(path, tmp_path / "fast", monkeypatch, True) == outputs(path, tmp_path / "ref", monkeypatch, False)

@@ -64,6 +64,21 @@ CASES = {  # file name, its text, and the message after "error: FILE"
 }
 
 
+def test_a_surrogate_written_as_utf_8_bytes_in_a_log_that_nan_sends_to_pythons_parser(tmp_path, monkeypatch, capsys):
+    # The fuzzer (seed 20261202): json.loads(bytes) decodes with "surrogatepass", so a surrogate
+    # encoded as UTF-8 bytes (ED A0 80), which orjson refuses, came through to a traceback.
+    log = tmp_path / "results.json"
+    log.write_bytes(b'{"tasks": [{"id": "t1"}], "simulations": [{"id": "s", "task_id": "t1", "trial": 0, "x": NaN,\n'
+                    b'"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "name": "\xed\xa0\x80", '
+                    b'"arguments": {}}]}]}]}')
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(POLICY))
+    code, out, err = run_cli_output(monkeypatch, capsys, "score", log, "--policy", policy, "--format", "tau2-bench",
+                                    "--out", tmp_path / "out")
+    assert (code, out) == (2, "")
+    assert err == f"error: {log}:2: not valid JSON (bytes that are not UTF-8 text at byte 164)\n"  # ED A0 80 starts there
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_hostile_value_is_one_line_naming_its_field(case, tmp_path, monkeypatch, capsys):
     name, text, message = CASES[case]

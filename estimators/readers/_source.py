@@ -160,7 +160,12 @@ def loads(raw: bytes):
         if b"NaN" not in raw and b"Infinity" not in raw:
             raise
         try:
-            value = json.loads(raw)
+            text = bytes(raw).decode("utf-8")  # strict: json.loads(bytes) lets a UTF-8-encoded surrogate through
+        except UnicodeDecodeError as err:
+            raise orjson.JSONDecodeError(f"bytes that are not UTF-8 text at byte {err.start}",
+                                         bytes(raw[:err.start]).decode("utf-8", "replace"), err.start) from None
+        try:
+            value = json.loads(text)
         except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
             pass
         else:
