@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import fft
-from scipy.special import ndtr, ndtri
 
 from ._intervals import ConfidenceInterval
 
@@ -129,6 +127,8 @@ class ClusterBootstrapResult:
 
     def _bca_levels(self, alpha: float) -> np.ndarray:
         """Adjusted quantile levels of the BCa interval (Efron & Tibshirani 1993, eq. 14.10)."""
+        from scipy.special import ndtr, ndtri  # here: importing this module (to score) needs no scipy
+
         below = self._count_below(self.estimate, inclusive=False)
         at_or_below = self._count_below(self.estimate, inclusive=True)
         z0 = ndtri((below + at_or_below) / (2.0 * self.n_resamples))
@@ -345,6 +345,8 @@ def _bootstrap_iv(totals, sizes, n_resamples, rng):
 
 def _ratio_distribution(y, n, present, clusters, smallest):
     """Exact bootstrap distribution of ``Y*/N*``: (values ascending, probabilities), per data set."""
+    from scipy import fft
+
     D = len(y)
     n_shift = np.where(present, n - smallest[:, None], 0)
     span_y, span_n = y.max() + 1, n_shift.max() + 1

@@ -18,9 +18,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.special import fdtri
 
 from ._bootstrap import DegenerateIntervalWarning, cluster_bootstrap
+from ._constants import DEFAULT_INTERVAL, INTERVAL_METHODS, RHO_BOUND_LEVEL, WILSON_METHODS
 from ._design import RHO_WHEN_UNDEFINED, ClusterSums, _anova, design_of_sums
 from ._intervals import ConfidenceInterval, wilson_interval
 
@@ -28,17 +28,6 @@ __all__ = ["INTERVAL_METHODS", "DEFAULT_INTERVAL", "RHO_BOUND_LEVEL", "clustered
            "korn_graubard_size", "check_interval_method",
            "interval_of_sums", "WILSON_METHODS"]
 
-INTERVAL_METHODS = ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-graubard", "bootstrap-percentile",
-                    "bootstrap-bca")
-DEFAULT_INTERVAL = "wilson-kish"
-#: The methods that are a function of the cluster sums (:class:`ClusterSums`), hence exact-able.
-WILSON_METHODS = INTERVAL_METHODS[:4]
-#: One-sided level of the upper confidence bound of rho in ``wilson-kish-ucb``. Chosen from the
-#: exact coverage over the coverage study's 576 equal-size cells with replicas (issue 14): at
-#: 0.5, 0.8, 0.9 and 0.95 the share of cells below 0.93 is 13.0%, 5.0%, 1.7% and 1.4%, the lowest
-#: coverage 0.846, 0.868, 0.902 and 0.903, and the mean width 1.18, 1.27, 1.32 and 1.36 times the
-#: true-rho interval's: 0.9 buys most of the coverage for 5% more width than 0.8.
-RHO_BOUND_LEVEL = 0.9
 #: Bootstrap resamples of ``bootstrap-percentile`` and ``bootstrap-bca`` unless told otherwise.
 DEFAULT_RESAMPLES = 1999
 
@@ -80,6 +69,8 @@ def rho_upper_bound(totals, sizes, *, level: float = RHO_BOUND_LEVEL):
 
 
 def _rho_bound(sums: ClusterSums, level: float):
+    from scipy.special import fdtri  # here: only wilson-kish-ucb needs it, and scoring imports no scipy otherwise
+
     k, N = sums.clusters, sums.n
     _, msb, msw, n0 = _anova(sums)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -68,6 +68,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import nctdtr, ndtr, ndtri, stdtrit
 
+from ._constants import MAX_PLAN_SIZE
 from ._design import size_weighted_mean
 from ._intervals import critical_value, design_effect, wilson_interval, z_value
 
@@ -82,8 +83,6 @@ PLAN_INTERVAL_METHODS = ("wilson-kish", "wilson-kish-t")
 PLAN_TESTS = ("t", "z")
 #: The test of :func:`plan_difference` unless told otherwise (the study: t holds its size).
 DEFAULT_TEST = "t"
-#: The most scenarios (or cases), and the most replicas, of a plan (see the module notes).
-MAX_PLAN_SIZE = 1_000_000
 #: The largest coefficient of variation of the scenario sizes (``m_bar = m (1 + cv^2)``: 10001 m).
 MAX_SIZE_CV = 100.0
 

@@ -60,10 +60,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from escalation.estimators import (INTERVAL_METHODS, WILSON_METHODS, DegenerateIntervalWarning, cluster_bootstrap,
-                                   clustered_interval, exact_coverage, exact_coverages)
+from escalation.estimators import (WILSON_METHODS, DegenerateIntervalWarning, cluster_bootstrap, clustered_interval,
+                                   exact_coverage, exact_coverages)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import cluster_pmf
+from ._constants import COVERAGE_METHODS as METHODS, COVERAGE_ORACLES as ORACLES, COVERAGE_SEED as DEFAULT_SEED
 from ._engine import cell_seed, record_outputs, run_cells
 from ._figure_files import save_figure
 from ._performance import binomial_mcse, interval_rows
@@ -73,9 +74,6 @@ __all__ = ["METHODS", "ORACLES", "FIXED_RHO_METHODS", "BOOTSTRAP_METHODS", "ESTI
            "SMOKE_GRID", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals", "run_study",
            "replay_replication", "pair_cluster_pmf", "pair_outcome_icc"]
 
-ORACLES = ("wilson", "wilson-kish-true-rho")
-#: Every method of the study: the two oracles, then what a user can choose (``--interval``).
-METHODS = ORACLES + INTERVAL_METHODS
 #: The methods whose exact coverage is computable with unequal sizes (rho fixed).
 FIXED_RHO_METHODS = ORACLES
 BOOTSTRAP_METHODS = ("bootstrap-percentile", "bootstrap-bca")
@@ -96,7 +94,6 @@ BOOTSTRAP_NSIM_UNEQUAL = 500
 #: so the bootstraps run there only up to this many scenarios (at K = 30 they would take 40% of
 #: the run; with equal sizes they run everywhere).
 UNEQUAL_BOOTSTRAP_MAX_K = 10
-DEFAULT_SEED = 20240501
 # p: distance of the true value from the boundary (p_u = p, pi = 1 - p); sizes: (m, cv)
 FULL_GRID = {"p": (0.01, 0.02, 0.05, 0.1, 0.2, 0.5), "rho": (0.0, 0.05, 0.2, 0.5),
              "scenarios": (3, 5, 10, 30, 100, 200),

@@ -71,6 +71,7 @@ from escalation.estimators import (ClusterBootstrapResult, DegenerateIntervalWar
                                    predictive_value_correction, rogan_gladen, write_atomic)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape
+from ._constants import DIFFERENCES_SEED as DEFAULT_SEED
 from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._performance import binomial_mcse, interval_rows, mean
@@ -99,7 +100,6 @@ BOOTSTRAP_BATCH = 50
 MAX_UNDEFINED = 0.05
 #: Mode-B data sets drawn at once (bounded memory).
 MODE_B_CHUNK = 500
-DEFAULT_SEED = 20261201
 DEFAULT_NSIM = {"difference": 2000, "mode_b": 2000}
 SMOKE_NSIM = {"difference": 150, "mode_b": 300}
 #: The text judge and the validation subsample of mode B.

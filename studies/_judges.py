@@ -37,13 +37,13 @@ import pandas as pd
 from escalation.estimators import write_atomic
 from escalation.simulate import JUDGE_CALIBRATION
 from . import _judges_calibration, _judges_causes, _judges_doubt, _read_only, _without_record
+from ._constants import JUDGES_SEED as DEFAULT_SEED
 from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._tables import write_table
 
 __all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "write_report", "run_study"]
 
-DEFAULT_SEED = 20240707
 #: The parts of the study, in design and report order, by the name in the ``part`` column.
 PARTS = {"calibration": _judges_calibration, "doubt": _judges_doubt, "mode_b": _without_record,
          "read_only": _read_only, "causes": _judges_causes}

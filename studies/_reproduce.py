@@ -36,6 +36,7 @@ from escalation import __version__
 from escalation.estimators import (PhraseJudge, Records, load_conformance_set, score_records, summarise,
                                    write_atomic)
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
+from ._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
 from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._mutants import catching_cases
@@ -48,10 +49,7 @@ __all__ = ["DEFAULT_SEED", "PAPER_CASES", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIR
            "PROFILES_COLUMNS", "RECORD_VS_TEXT_COLUMNS", "TABLE_TITLES", "build_design", "run_cell",
            "build_tables", "run_study"]
 
-DEFAULT_SEED = 0
 PAPER_CASES = 88
-EXPECTED_PAIRS = 100_000
-SMOKE_EXPECTED_PAIRS = 5_000
 CHUNK_CASES = 25_000
 TOLERANCE = 0.01
 CONFIDENCE = 0.95

@@ -50,6 +50,7 @@ from escalation.estimators import (cluster_design, clustered_interval, critical_
                                    write_atomic, z_value)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape, cluster_pmf
+from ._constants import SAMPLE_SIZE_SEED as DEFAULT_SEED
 from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._performance import interval_rows, mean, median, share
@@ -254,7 +255,6 @@ def rejection_rows(statistics: dict, alpha: float, stat: str) -> list[dict]:
 
 # ---------------------------------------------------------------- the study
 
-DEFAULT_SEED = 20240606
 _NOMINAL = 0.95
 _ALPHA = 0.05
 _HALF_WIDTH = 0.05

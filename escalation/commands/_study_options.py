@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from escalation.estimators import InputError, check_out_dir
+from escalation.estimators import InputError
 
 __all__ = ["Backend", "out_option", "nsim_option", "n_jobs_option", "seed_option", "force_option", "backend_option",
            "scheduler_option", "check_n_jobs", "check_count", "study_arguments",
@@ -122,6 +122,8 @@ def study_arguments(out: Path, backend: Backend, scheduler: str | None, *, n_job
                     source: str) -> dict:
     """Check the options every study shares, and ``--out``, before anything is written; the keyword
     arguments of ``run_study``: ``backend``, ``scheduler`` and ``force``."""
+    from escalation.estimators import check_out_dir
+
     cluster = cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source=source)
     check_out_dir(out)
     return {**cluster, "force": force}

@@ -6,8 +6,6 @@ conversations (which have both the record and the text), and says which raw figu
 """
 from __future__ import annotations
 
-from escalation.estimators import ValidationCorrection
-
 __all__ = ["MODE_B_HEADER", "MODE_B_BOUNDS", "METHOD_NAMES", "print_validation"]
 
 #: ``scored {MODE_B_HEADER}`` on the first line of ``escalation score --mode text``.
@@ -36,6 +34,8 @@ def print_validation(result, console) -> None:
     warning of the correction. Fits 100 columns.
     """
     from rich.table import Table
+
+    from escalation.estimators import ValidationCorrection
 
     from ._console import plain, warning_line
 

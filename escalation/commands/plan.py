@@ -9,10 +9,8 @@ from typing import Optional
 
 import orjson
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from escalation.estimators import MAX_PLAN_SIZE, InputError, plan_difference, plan_interval, plan_paired_figure
+from escalation.estimators import MAX_PLAN_SIZE, InputError
 
 _DEFAULT_RHO_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 MAX_RHO_GRID = 100  # rows of the sensitivity table, one plan each
@@ -168,6 +166,8 @@ def _header(column):
 
 
 def _print_table(console, title, rows, columns):
+    from rich.table import Table
+
     table = Table(title=title, show_edge=False)
     for column in columns:
         table.add_column(_header(column), justify="right")
@@ -278,6 +278,8 @@ def plan(
       escalation plan --p 0.1 --p-b 0.2 --power 0.8 --rho 0.05 --replicas 10
         (30 scenarios per assistant give the t test 80% power)
     """
+    from escalation.estimators import plan_difference, plan_interval, plan_paired_figure
+
     def given(name):
         source = ctx.get_parameter_source(name)
         return source is not None and source.name != "DEFAULT"
@@ -347,6 +349,8 @@ def plan(
         typer.echo(orjson.dumps({**out, "sensitivity": sensitivity},
                                 option=orjson.OPT_INDENT_2).decode())
         return
+    from rich.console import Console
+
     console = Console()
     if "plan" in plans:
         result = plans["plan"]

@@ -4,18 +4,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich import box
-from rich.table import Table
-from rich.text import Text
 
 from escalation.commands._console import SENTENCE_LIMIT, console as plain_console, plain
 from escalation.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
 from escalation.commands.score import FORMATS
-from escalation.estimators import (InputError, check_policy, draft_policy, load_policy, tool_usage, turn_ranges,
-                                   write_atomic)
+from escalation.estimators import InputError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 _SHORT = {"escalation_tools": "escalation", "read_only_tools": "read-only", "action_tools": "action",
           "approval_tools": "approval", "gated_tools": "gated"}
@@ -36,6 +36,11 @@ def _check_format(format: str) -> None:
 
 def _tool_table(rows, list_header: str = "list") -> Table:
     """``rows``: ``(ToolUse, Placement)``; the why is the placement's short reason."""
+    from rich import box
+    from rich.table import Table
+
+    from escalation.estimators import turn_ranges
+
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False,
                   padding=(0, 1, 0, 0), expand=True)
     table.add_column("tool", overflow="fold", ratio=3)  # a long name folds: the table fits 80 columns
@@ -49,6 +54,8 @@ def _tool_table(rows, list_header: str = "list") -> Table:
 
 
 def _heading(usage) -> Text:
+    from rich.text import Text
+
     tools = len(usage.called())
     return Text.assemble((plain(usage.source, None), "bold"), f" ({usage.format}): {usage.conversations} "
                          f"conversations, {usage.calls} tool calls of {tools} tool{'' if tools == 1 else 's'}")
@@ -83,6 +90,8 @@ def init(
 
     Then: escalation policy check LOG --policy airline.toml, and escalation score LOG --policy airline.toml
     """
+    from escalation.estimators import draft_policy, tool_usage, write_atomic
+
     _check_format(format)
     if out is not None and out.is_dir():
         raise InputError("is a folder; --out names the policy file to write", source=str(out))
@@ -142,6 +151,8 @@ def check(
     Example: escalation policy check examples/data/tau-bench/gpt-4o-airline.json
     --policy examples/tau-bench-airline.policy.json
     """
+    from escalation.estimators import check_policy, load_policy, tool_usage
+
     _check_format(format)
     policy_obj = load_policy(policy)
     usage = tool_usage(log, format=format, limits=archive_limits(max_member_bytes, max_archive_bytes))
@@ -155,6 +166,8 @@ def check(
 
 
 def _print_check(result, policy: str) -> None:
+    from rich.text import Text
+
     usage = result.usage
     console = _console(err=False)
     console.print(Text.assemble(_heading(usage), f"; policy {plain(policy, None)}"))

@@ -10,7 +10,15 @@ from escalation.commands._console import console
 from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
                                                 n_jobs_option, out_option, scheduler_option, seed_option,
                                                 study_arguments)
-from escalation.studies import REPRODUCE_SEED as DEFAULT_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS, reproduce as run_study
+from escalation.studies import REPRODUCE_SEED as DEFAULT_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS
+
+
+def run_study(out, **options):
+    """The study, :func:`escalation.studies.reproduce`, imported when it runs: ``--help`` imports
+    no numerical library."""
+    from escalation.studies import reproduce
+
+    return reproduce(out, **options)
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:

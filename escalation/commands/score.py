@@ -12,10 +12,13 @@ from typing import Collection, Optional
 
 import typer
 
-from escalation.estimators import FORMATS as READER_FORMATS, INTERVAL_METHODS
+from escalation.estimators import INTERVAL_METHODS
 
 from escalation.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
 
+#: The formats the readers read: :data:`escalation.estimators.FORMATS` (a test checks that they agree;
+#: written out here because the readers import pandas, and ``--help`` imports no numerical library).
+READER_FORMATS = ("jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench")
 FORMATS = ("auto", *READER_FORMATS)
 
 Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_METHODS}, type=str)

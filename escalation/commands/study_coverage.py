@@ -10,7 +10,15 @@ from escalation.commands._console import console
 from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
                                                 n_jobs_option, nsim_option, out_option, scheduler_option,
                                                 seed_option, study_arguments)
-from escalation.studies import COVERAGE_SEED as DEFAULT_SEED, COVERAGE_METHODS as METHODS, run_coverage_study as run_study
+from escalation.studies import COVERAGE_SEED as DEFAULT_SEED, COVERAGE_METHODS as METHODS
+
+
+def run_study(out, **options):
+    """The study, :func:`escalation.studies.run_coverage_study`, imported when it runs: ``--help`` imports
+    no numerical library."""
+    from escalation.studies import run_coverage_study
+
+    return run_coverage_study(out, **options)
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:

@@ -11,7 +11,15 @@ from escalation.commands._console import console
 from escalation.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
                                                 n_jobs_option, nsim_option, out_option, scheduler_option,
                                                 seed_option, study_arguments)
-from escalation.studies import DIFFERENCES_SEED as DEFAULT_SEED, run_differences_study as run_study
+from escalation.studies import DIFFERENCES_SEED as DEFAULT_SEED
+
+
+def run_study(out, **options):
+    """The study, :func:`escalation.studies.run_differences_study`, imported when it runs: ``--help`` imports
+    no numerical library."""
+    from escalation.studies import run_differences_study
+
+    return run_differences_study(out, **options)
 
 
 def register(app: typer.Typer, study_app: typer.Typer) -> None:

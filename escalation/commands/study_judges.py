@@ -15,7 +15,16 @@ from escalation.commands._study_options import (RESUME_HELP, Backend, backend_op
                                                 n_jobs_option, nsim_option, out_option, scheduler_option,
                                                 seed_option, study_arguments)
 from escalation.estimators import InputError
-from escalation.studies import JUDGES_SEED as DEFAULT_SEED, run_judges_study as run_study
+from escalation.studies import JUDGES_SEED as DEFAULT_SEED
+
+
+def run_study(out, **options):
+    """The study, :func:`escalation.studies.run_judges_study`, imported when it runs: ``--help`` imports
+    no numerical library."""
+    from escalation.studies import run_judges_study
+
+    return run_judges_study(out, **options)
+
 
 #: The command's old name: still accepted, with a one-line notice on stderr.
 OLD_NAME = "calibration"
