@@ -91,7 +91,7 @@ The conformance set
 ===================
 CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set
 """
-import importlib
+import lazy_loader
 
 __all__ = [
     # the vocabulary
@@ -141,97 +141,86 @@ __all__ = [
     "CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set",
 ]
 
-#: Where each public name is defined: it is imported from there when it is first asked for (PEP 562),
-#: so ``from escalation.estimators import InputError`` imports one small module, and ``escalation --help``
-#: no numerical library. One entry per name; ``__all__`` lists the same names.
-_WHERE = {
-    "SummaryAccumulator": "._aggregate", "summarise": "._aggregate",
-    "iter_records": "._arrow",
-    "ClusterBootstrapResult": "._bootstrap", "DegenerateIntervalWarning": "._bootstrap",
-    "cluster_bootstrap": "._bootstrap", "cluster_bootstrap_pi": "._bootstrap",
-    "paired_cluster_bootstrap": "._bootstrap",
-    "CALIBRATION_METHODS": "._calibration", "Calibration": "._calibration", "CrossFit": "._calibration",
-    "auroc": "._calibration", "calibration_bias": "._calibration", "case_folds": "._calibration",
-    "cross_fit": "._calibration", "expected_calibration_error": "._calibration", "fit_calibration": "._calibration",
-    "isotonic_fit": "._calibration", "platt_fit": "._calibration", "reliability_table": "._calibration",
-    "CAUSES": "._cause_judge", "CauseAnswerError": "._cause_judge", "CauseFinding": "._cause_judge",
-    "CauseJudge": "._cause_judge", "CauseJudgeError": "._cause_judge", "CauseQuestion": "._cause_judge",
-    "cause_questions": "._cause_judge", "judge_causes": "._cause_judge", "parse_cause_answer": "._cause_judge",
-    "Comparison": "._compare", "MetricDifference": "._compare", "ScenarioMismatchError": "._compare",
-    "compare_scored": "._compare", "inverted_p_value": "._compare",
-    "DIFFERENCE_COVERAGE_STUDY": "._difference_coverage", "FEW_CASES_BOOTSTRAP": "._difference_coverage",
-    "FEW_CASES_NEWCOMBE": "._difference_coverage", "CoverageWord": "._difference_coverage",
-    "coverage_word": "._difference_coverage", "difference_warnings": "._difference_coverage",
-    "interval_advice": "._difference_coverage",
-    "CONFORMANCE_SETS": "._conformance", "ConformanceSet": "._conformance", "conformance_dir": "._conformance",
-    "load_conformance_set": "._conformance",
-    "newcombe_paired_interval": "._difference", "paired_correlation": "._difference",
-    "InputError": "._errors",
-    "DEFAULT_INTERVAL": "._constants", "INTERVAL_METHODS": "._constants", "RHO_BOUND_LEVEL": "._constants",
-    "WILSON_METHODS": "._constants", "MAX_PLAN_SIZE": "._constants",
-    "clustered_interval": "._clustered", "korn_graubard_size": "._clustered", "rho_upper_bound": "._clustered",
-    "RHO_WHEN_UNDEFINED": "._design", "ClusterDesign": "._design", "ClusterSums": "._design", "anova_icc": "._design",
-    "cluster_design": "._design", "size_weighted_mean": "._design",
-    "MAX_ESTIMATED_RHO_STATES": "._exact", "ExactCoverage": "._exact", "exact_coverage": "._exact",
-    "exact_coverages": "._exact",
-    "fleiss_cuzick_icc": "._icc",
-    "ConfidenceInterval": "._intervals", "WilsonKishInterval": "._intervals", "critical_value": "._intervals",
-    "design_effect": "._intervals", "wilson_interval": "._intervals", "wilson_kish_interval": "._intervals",
-    "z_value": "._intervals",
-    "PhraseJudge": "._judge", "TextJudge": "._judge", "turn_texts": "._judge",
-    "Labels": "._labels", "load_labels": "._labels", "load_plan": "._labels",
-    "Leaderboard": "._leaderboard", "PairVerdict": "._leaderboard", "Standing": "._leaderboard",
-    "compact_letter_display": "._leaderboard", "holm_adjust": "._leaderboard", "leaderboard": "._leaderboard",
-    "log_model": "._leaderboard",
-    "CorrectedRate": "._misclassification", "predictive_value_correction": "._misclassification",
-    "rogan_gladen": "._misclassification",
-    "LOG_SUFFIXES": "._inputs", "describe_file": "._inputs", "log_inputs": "._inputs",
-    "cells": "._output", "check_out_dir": "._output", "conversation_lines": "._output", "output_folder": "._output",
-    "remove_stale_temporaries": "._output", "write_atomic": "._output", "write_files": "._output",
-    "write_outputs": "._output",
-    "score_file": "._pipeline",
-    "DifferencePlan": "._planning", "IntervalPlan": "._planning", "PairedFigurePlan": "._planning",
-    "plan_difference": "._planning", "plan_interval": "._planning", "plan_paired_figure": "._planning",
-    "scenarios_needed": "._planning", "wilson_sample_size": "._planning",
-    "handoff_word": "._input_notes",
-    "Policy": "._policy", "load_policy": "._policy",
-    "LOOKUP_VERBS": "._policy_draft", "Placement": "._policy_draft", "PolicyCheck": "._policy_draft",
-    "PolicyDraft": "._policy_draft", "ToolUsage": "._policy_draft", "ToolUse": "._policy_draft",
-    "check_policy": "._policy_draft", "draft_policy": "._policy_draft", "place_tool": "._policy_draft",
-    "tool_usage": "._policy_draft", "turn_ranges": "._policy_draft",
-    "UniqueKeys": "._keys", "check_unique_keys": "._keys",
-    "Records": "._records", "iter_jsonl": "._records", "normalise_conversation": "._records", "read_jsonl": "._records",
-    "score_conversation": "._reference",
-    "read_scored": "._scored",
-    "BaseSummary": "._summary", "NotEvaluated": "._summary", "PairedSummary": "._summary", "RateSummary": "._summary",
-    "Summary": "._summary", "clustered_rate": "._summary",
-    "VALIDATION_METHOD": "._validation", "VALIDATION_METHODS": "._validation", "CorrectedFigure": "._validation",
-    "ValidationCorrection": "._validation", "correct_text_summary": "._validation", "read_validation": "._validation",
-    "validation_scores": "._validation",
-    "TurnJudge": "._turn_judge", "TurnProbabilities": "._turn_judge", "TurnQuestion": "._turn_judge",
-    "TurnQuestions": "._turn_judge", "doubtful_labels": "._turn_judge", "judge_turns": "._turn_judge",
-    "over_escalation_severity": "._turn_judge", "turn_diagnostics": "._turn_judge", "turn_questions": "._turn_judge",
-    "RESULT_COLUMNS": "._vectorised", "score_records": "._vectorised",
-    "ACT": "._vocabulary", "BASE_CAUSES": "._vocabulary", "ESC": "._vocabulary", "LABELS": "._vocabulary",
-    "MODE_ALIASES": "._vocabulary", "MODES": "._vocabulary", "NOT_EVALUATED_REASONS": "._vocabulary",
-    "OVER_CAUSES": "._vocabulary", "RECORD": "._vocabulary", "TEXT": "._vocabulary", "UNDER_CAUSES": "._vocabulary",
-    "check_mode": "._vocabulary", "normalise_label": "._vocabulary", "normalise_labels": "._vocabulary",
-    "scenario_ids": "._vocabulary", "scenario_key": "._vocabulary",
-    "FORMATS": ".readers", "ArchiveLimits": ".readers", "detect_format": ".readers",
-    "inspect_sample_conversation": ".readers", "iter_conversations": ".readers", "read_conversations": ".readers",
-}
-
-
-def __getattr__(name: str):
-    """A public name, imported from its module (:data:`_WHERE`) the first time it is asked for."""
-    try:
-        module = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # asked for once: later look-ups find it here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+#: The public names by the module that defines each: lazy_loader imports a module the first time one
+#: of its names is asked for (PEP 562), so ``escalation --help`` imports no numerical library.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "_aggregate": ["SummaryAccumulator", "summarise"],
+    "_arrow": ["iter_records"],
+    "_bootstrap": [
+        "ClusterBootstrapResult", "DegenerateIntervalWarning", "cluster_bootstrap", "cluster_bootstrap_pi",
+        "paired_cluster_bootstrap",
+    ],
+    "_calibration": [
+        "CALIBRATION_METHODS", "Calibration", "CrossFit", "auroc", "calibration_bias", "case_folds", "cross_fit",
+        "expected_calibration_error", "fit_calibration", "isotonic_fit", "platt_fit", "reliability_table",
+    ],
+    "_cause_judge": [
+        "CAUSES", "CauseAnswerError", "CauseFinding", "CauseJudge", "CauseJudgeError", "CauseQuestion",
+        "cause_questions", "judge_causes", "parse_cause_answer",
+    ],
+    "_compare": ["Comparison", "MetricDifference", "ScenarioMismatchError", "compare_scored", "inverted_p_value"],
+    "_difference_coverage": [
+        "DIFFERENCE_COVERAGE_STUDY", "FEW_CASES_BOOTSTRAP", "FEW_CASES_NEWCOMBE", "CoverageWord", "coverage_word",
+        "difference_warnings", "interval_advice",
+    ],
+    "_conformance": ["CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set"],
+    "_difference": ["newcombe_paired_interval", "paired_correlation"],
+    "_errors": ["InputError"],
+    "_constants": ["DEFAULT_INTERVAL", "INTERVAL_METHODS", "RHO_BOUND_LEVEL", "WILSON_METHODS", "MAX_PLAN_SIZE"],
+    "_clustered": ["clustered_interval", "korn_graubard_size", "rho_upper_bound"],
+    "_design": [
+        "RHO_WHEN_UNDEFINED", "ClusterDesign", "ClusterSums", "anova_icc", "cluster_design", "size_weighted_mean",
+    ],
+    "_exact": ["MAX_ESTIMATED_RHO_STATES", "ExactCoverage", "exact_coverage", "exact_coverages"],
+    "_icc": ["fleiss_cuzick_icc"],
+    "_intervals": [
+        "ConfidenceInterval", "WilsonKishInterval", "critical_value", "design_effect", "wilson_interval",
+        "wilson_kish_interval", "z_value",
+    ],
+    "_judge": ["PhraseJudge", "TextJudge", "turn_texts"],
+    "_labels": ["Labels", "load_labels", "load_plan"],
+    "_leaderboard": [
+        "Leaderboard", "PairVerdict", "Standing", "compact_letter_display", "holm_adjust", "leaderboard",
+        "log_model",
+    ],
+    "_misclassification": ["CorrectedRate", "predictive_value_correction", "rogan_gladen"],
+    "_inputs": ["LOG_SUFFIXES", "describe_file", "log_inputs"],
+    "_output": [
+        "cells", "check_out_dir", "conversation_lines", "output_folder", "remove_stale_temporaries", "write_atomic",
+        "write_files", "write_outputs",
+    ],
+    "_pipeline": ["score_file"],
+    "_planning": [
+        "DifferencePlan", "IntervalPlan", "PairedFigurePlan", "plan_difference", "plan_interval",
+        "plan_paired_figure", "scenarios_needed", "wilson_sample_size",
+    ],
+    "_input_notes": ["handoff_word"],
+    "_policy": ["Policy", "load_policy"],
+    "_policy_draft": [
+        "LOOKUP_VERBS", "Placement", "PolicyCheck", "PolicyDraft", "ToolUsage", "ToolUse", "check_policy",
+        "draft_policy", "place_tool", "tool_usage", "turn_ranges",
+    ],
+    "_keys": ["UniqueKeys", "check_unique_keys"],
+    "_records": ["Records", "iter_jsonl", "normalise_conversation", "read_jsonl"],
+    "_reference": ["score_conversation"],
+    "_scored": ["read_scored"],
+    "_summary": ["BaseSummary", "NotEvaluated", "PairedSummary", "RateSummary", "Summary", "clustered_rate"],
+    "_validation": [
+        "VALIDATION_METHOD", "VALIDATION_METHODS", "CorrectedFigure", "ValidationCorrection", "correct_text_summary",
+        "read_validation", "validation_scores",
+    ],
+    "_turn_judge": [
+        "TurnJudge", "TurnProbabilities", "TurnQuestion", "TurnQuestions", "doubtful_labels", "judge_turns",
+        "over_escalation_severity", "turn_diagnostics", "turn_questions",
+    ],
+    "_vectorised": ["RESULT_COLUMNS", "score_records"],
+    "_vocabulary": [
+        "ACT", "BASE_CAUSES", "ESC", "LABELS", "MODE_ALIASES", "MODES", "NOT_EVALUATED_REASONS", "OVER_CAUSES",
+        "RECORD", "TEXT", "UNDER_CAUSES", "check_mode", "normalise_label", "normalise_labels", "scenario_ids",
+        "scenario_key",
+    ],
+    "readers": [
+        "FORMATS", "ArchiveLimits", "detect_format", "inspect_sample_conversation", "iter_conversations",
+        "read_conversations",
+    ],
+})

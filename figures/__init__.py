@@ -29,7 +29,7 @@ Leaderboard
 ===========
 plot_leaderboard
 """
-import importlib
+import lazy_loader
 
 __all__ = [
     "coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method",
@@ -40,31 +40,15 @@ __all__ = [
     "plot_leaderboard",
 ]
 
-#: Where each public name is defined: it is imported from there when it is first asked for (PEP 562),
-#: so importing the door imports no matplotlib until a figure is drawn. One entry per name; ``__all__``
-#: lists the same names.
-_WHERE = {
-    "coverage_by_p": "._coverage", "coverage_by_scenarios": "._coverage", "misses_by_method": "._coverage",
-    "width_against_coverage": "._coverage",
-    "difference_coverage": "._differences", "mode_b_coverage": "._differences",
-    "plot_calibration_bias": "._judges", "plot_mode_b": "._judges", "plot_reliability": "._judges",
-    "plot_leaderboard": "._leaderboard",
-    "plot_profiles": "._reproduce", "plot_record_vs_text": "._reproduce",
-    "plot_interval_validation": "._sample_size", "plot_power_validation": "._sample_size",
-    "plot_scenarios_by_replicas": "._sample_size", "plot_scenarios_grid": "._sample_size",
-}
-
-
-def __getattr__(name: str):
-    """A public name, imported from its module (:data:`_WHERE`) the first time it is asked for."""
-    try:
-        module = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # asked for once: later look-ups find it here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+#: The public names by the module that defines each: lazy_loader imports a module the first time one
+#: of its names is asked for (PEP 562), so ``escalation --help`` imports no numerical library.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "_coverage": ["coverage_by_p", "coverage_by_scenarios", "misses_by_method", "width_against_coverage"],
+    "_differences": ["difference_coverage", "mode_b_coverage"],
+    "_judges": ["plot_calibration_bias", "plot_mode_b", "plot_reliability"],
+    "_leaderboard": ["plot_leaderboard"],
+    "_reproduce": ["plot_profiles", "plot_record_vs_text"],
+    "_sample_size": [
+        "plot_interval_validation", "plot_power_validation", "plot_scenarios_by_replicas", "plot_scenarios_grid",
+    ],
+})

@@ -71,7 +71,7 @@ from ._performance import binomial_mcse, interval_rows
 from ._tables import write_table
 
 __all__ = ["METHODS", "ORACLES", "FIXED_RHO_METHODS", "BOOTSTRAP_METHODS", "ESTIMANDS", "COLUMNS", "FULL_GRID",
-           "SMOKE_GRID", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals", "run_study",
+           "SMOKE_GRID", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals", "run_coverage_study",
            "replay_replication", "pair_cluster_pmf", "pair_outcome_icc"]
 
 #: The methods whose exact coverage is computable with unequal sizes (rho fixed).
@@ -332,7 +332,7 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
             "covered": {m: bool(lo <= truth <= hi) for m, (lo, hi) in picked.items()}}
 
 
-def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
+def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False) -> pd.DataFrame:
     """Run the coverage study and write its outputs to ``out_dir``.

@@ -78,7 +78,7 @@ from ._performance import binomial_mcse, interval_rows, mean
 from ._tables import markdown_table, write_table
 
 __all__ = ["DEFAULT_SEED", "DIFFERENCE_METHODS", "MODE_B_METHODS", "DIFFERENCE_COLUMNS", "MODE_B_COLUMNS",
-           "build_design", "run_cell", "run_study", "difference_intervals", "simulate_pairs", "simulate_mode_b",
+           "build_design", "run_cell", "run_differences_study", "difference_intervals", "simulate_pairs", "simulate_mode_b",
            "mode_b_intervals", "summaries"]
 
 DIFFERENCE_METHODS = ("newcombe_wilson_kish", "newcombe_wilson_kish_t", "bootstrap_percentile", "bootstrap_bca")
@@ -549,7 +549,7 @@ _TITLES = {
 }
 
 
-def run_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
+def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
     """Run the differences study and write its outputs to ``out_dir``.

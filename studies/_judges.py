@@ -42,7 +42,7 @@ from ._engine import record_outputs, run_cells
 from ._figure_files import save_figure
 from ._tables import write_table
 
-__all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "write_report", "run_study"]
+__all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "write_report", "run_judges_study"]
 
 #: The parts of the study, in design and report order, by the name in the ``part`` column.
 PARTS = {"calibration": _judges_calibration, "doubt": _judges_doubt, "mode_b": _without_record,
@@ -98,7 +98,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     write_atomic(path, "\n".join(lines) + "\n")
 
 
-def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, nsim: int | None = None,
+def run_judges_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, nsim: int | None = None,
               progress: bool = True, backend: str = "local", scheduler: str | None = None, force: bool = False,
               reps: int | None = None) -> dict[str, pd.DataFrame]:
     """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures and
@@ -111,7 +111,7 @@ def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     if reps is not None:
         if nsim is not None:
             raise TypeError("give nsim only (reps is its old name)")
-        warnings.warn("run_study(reps=) is now run_study(nsim=)", DeprecationWarning, stacklevel=2)
+        warnings.warn("run_judges_study(reps=) is now run_judges_study(nsim=)", DeprecationWarning, stacklevel=2)
         nsim = reps
     out_dir = Path(out_dir)
     design = design_grid(smoke=smoke, nsim=nsim)

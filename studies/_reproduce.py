@@ -47,7 +47,7 @@ from ._templates import render
 __all__ = ["DEFAULT_SEED", "PAPER_CASES", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CHUNK_CASES",
            "PAPER_PROFILES", "PAPER_TABLE", "PAPER_RECORD_VS_TEXT", "PAPER_WORKED_EXAMPLE", "TOLERANCE",
            "PROFILES_COLUMNS", "RECORD_VS_TEXT_COLUMNS", "TABLE_TITLES", "build_design", "run_cell",
-           "build_tables", "run_study"]
+           "build_tables", "reproduce"]
 
 PAPER_CASES = 88
 CHUNK_CASES = 25_000
@@ -356,7 +356,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     write_atomic(path, text)
 
 
-def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
+def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
               expected_pairs: int | None = None, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
     """Run the reproduction and write its tables, figures and ``report.md`` to ``out_dir``.

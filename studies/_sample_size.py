@@ -58,7 +58,7 @@ from ._tables import write_table
 
 __all__ = ["DEFAULT_SEED", "SIZE_REPLICATIONS", "TESTS", "PLANNED_TESTS", "write_report", "draw_cluster_totals",
            "draw_sizes", "draw_paired_rates", "interval_performance", "exact_interval_coverage", "difference_statistics",
-           "rejection_rows", "design_grid", "run_cell", "planning_tables", "summarise_validation", "run_study"]
+           "rejection_rows", "design_grid", "run_cell", "planning_tables", "summarise_validation", "run_sample_size_study"]
 
 #: The tests measured for each design.
 TESTS = {"paired": ("paired_z", "paired_t"),
@@ -655,7 +655,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     write_atomic(path, "\n".join(lines) + "\n")
 
 
-def run_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
+def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
               nsim: int | None = None, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
     """Run the sample-size study and write its tables (CSV + Markdown) and figures.

@@ -111,14 +111,15 @@ def test_a_name_imports_only_the_module_that_defines_it(tmp_path):
 
 
 @pytest.mark.parametrize("layer", DOORS)
-def test_each_door_names_one_module_per_public_name(layer):
+def test_each_door_gives_every_public_name_from_the_module_that_defines_it(layer):
     door = importlib.import_module(f"escalation.{layer}")
-    assert set(door._WHERE) == set(door.__all__)
-    for name, where in door._WHERE.items():
-        module, attribute = where if isinstance(where, tuple) else (where, name)
-        assert getattr(door, name) is getattr(importlib.import_module(module, door.__name__), attribute), name
+    for name in door.__all__:
+        value = getattr(door, name)
+        module = getattr(value, "__module__", None)
+        if module is not None and module.startswith(f"escalation.{layer}."):  # a function or class: its home
+            assert getattr(importlib.import_module(module), value.__name__) is value, name
     assert set(door.__all__) <= set(dir(door))
-    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+    with pytest.raises(AttributeError, match="not_a_name"):
         getattr(door, "not_a_name")
 
 
