@@ -14,7 +14,7 @@ from scipy import stats
 from escalation.studies import cell_seed, run_cells
 from escalation.studies._coverage import (BOOTSTRAP_METHODS, CHUNK, COLUMNS, FIXED_RHO_METHODS, METHODS, _simulate,
                                           build_design, cell_intervals, cell_sizes,
-                                          pair_cluster_pmf, pair_outcome_icc, replay_replication, run_cell, run_study)
+                                          pair_cluster_pmf, pair_outcome_icc, replay_replication, run_cell, run_coverage_study as run_study)
 
 SEED = 7
 
