@@ -39,8 +39,8 @@ score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
 score_file                       logs end to end, in bounded memory
 log_inputs, describe_file        the logs of a command line (files, folders, -) and their provenance
 TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
-cells, conversation_lines, write_outputs, write_atomic, write_files, output_folder, check_out_dir,
-remove_stale_temporaries         the per-turn cells and the output files
+cells, conversation_lines, conversation_blocks, write_outputs, write_atomic, write_files, output_folder,
+check_out_dir, remove_stale_temporaries, OutputFile   the per-turn cells and the output files
 
 Rates, intervals and pairs (SPEC section 5)
 ===========================================
@@ -108,8 +108,8 @@ __all__ = [
     "load_plan", "InputError",
     # scoring
     "score_conversation", "score_records", "RESULT_COLUMNS", "score_file", "TextJudge", "PhraseJudge", "turn_texts",
-    "cells", "conversation_lines", "write_outputs", "write_atomic", "write_files", "output_folder", "check_out_dir",
-    "remove_stale_temporaries",
+    "cells", "conversation_lines", "conversation_blocks", "write_outputs", "write_atomic", "write_files",
+    "output_folder", "check_out_dir", "remove_stale_temporaries", "OutputFile",
     "log_inputs", "describe_file", "LOG_SUFFIXES",
     # rates, intervals and pairs
     "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated",
@@ -186,8 +186,8 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_misclassification": ["CorrectedRate", "predictive_value_correction", "rogan_gladen"],
     "_inputs": ["LOG_SUFFIXES", "describe_file", "log_inputs"],
     "_output": [
-        "cells", "check_out_dir", "conversation_lines", "output_folder", "remove_stale_temporaries", "write_atomic",
-        "write_files", "write_outputs",
+        "OutputFile", "cells", "check_out_dir", "conversation_blocks", "conversation_lines", "output_folder",
+        "remove_stale_temporaries", "write_atomic", "write_files", "write_outputs",
     ],
     "_pipeline": ["score_file"],
     "_planning": [

@@ -7,6 +7,8 @@ bookkeeping in :mod:`estimators._planned`.
 """
 from __future__ import annotations
 
+from itertools import chain, repeat
+
 import numpy as np
 import pandas as pd
 
@@ -36,9 +38,17 @@ class _ClusterTotals:
 
     def codes(self, cluster) -> np.ndarray:
         """The number of each cluster id; an id not seen before gets the next one."""
-        local, uniques = pd.factorize(pd.Series(cluster, dtype=object))
+        local, uniques = pd.factorize(np.asarray(cluster, dtype=object))
         index = self.index
-        numbers = np.fromiter((index.setdefault(key, len(index)) for key in uniques), np.int64, len(uniques))
+        numbers = np.fromiter(map(index.get, uniques, repeat(-1)), np.int64, len(uniques))  # -1: not seen before
+        new = np.flatnonzero(numbers < 0)
+        if new.size:  # numbered in order of first appearance, as uniques are
+            numbers[new] = np.arange(len(index), len(index) + new.size)
+            fresh = dict(zip(uniques[new].tolist(), numbers[new].tolist()))
+            if len(fresh) == new.size:
+                index.update(fresh)
+            else:  # ids that the factorisation tells apart and a dict does not (1 and True): one at a time
+                numbers = np.fromiter((index.setdefault(key, len(index)) for key in uniques), np.int64, len(uniques))
         grow = len(index) - len(self.sizes)
         if grow:
             self.ones = np.concatenate([self.ones, np.zeros(grow, np.int64)])
@@ -56,6 +66,18 @@ class _ClusterTotals:
         present = self.sizes > 0
         ids = np.fromiter(self.index, dtype=object, count=len(self.index))
         return ids[present], self.ones[present], self.sizes[present]
+
+
+def _tool_counts(tools: np.ndarray) -> pd.Series:
+    """The number of times each tool is named in the lists ``tools`` (None and NaN not counted).
+
+    The lists of the scorer are lists and tuples, whose names are chained in C; anything else
+    is counted as pandas explodes it (a string is one name, not its letters).
+    """
+    if set(map(type, tools)) <= {list, tuple}:
+        return pd.Series(list(chain.from_iterable(tools)), dtype=object).value_counts()
+    called = np.fromiter(map(len, tools), dtype=np.int64, count=len(tools)) > 0
+    return pd.Series(tools[called], dtype=object).explode().dropna().value_counts()
 
 
 class SummaryAccumulator:
@@ -127,9 +149,7 @@ class SummaryAccumulator:
         for reason, count in results.loc[~evaluated, "reason"].value_counts().items():
             self._reasons[reason] = self._reasons.get(reason, 0) + int(count)
         self._tally(results, records)
-        tools = results["unmarked_tools"].to_numpy(object)[evaluated]
-        called = np.fromiter(map(len, tools), dtype=np.int64, count=len(tools)) > 0
-        for tool, count in pd.Series(tools[called], dtype=object).explode().dropna().value_counts().items():
+        for tool, count in _tool_counts(results["unmarked_tools"].to_numpy(object)[evaluated]).items():
             self._tools[tool] = self._tools.get(tool, 0) + int(count)
         return self._plan.add(results) if self._plan is not None else None
 

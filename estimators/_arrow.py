@@ -24,9 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ._keys import key_hashes
+from ._keys import coded_key_hashes
 from ._records import BOM, COLUMN_INT_LIMIT, Records, iter_jsonl
-from ._vocabulary import MAX_TURNS, normalise_labels, scenario_ids
+from ._vocabulary import MAX_TURNS, normalise_labels
 
 __all__ = ["FastPathUnavailable", "iter_records"]
 
@@ -51,9 +51,9 @@ def _strings(array) -> np.ndarray:
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _shared_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:
-    """Arrow strings as ``(object array, codes)``: one Python string per distinct value, shared
-    by its rows (no string object a row, so a long file does not fragment the heap); None is -1.
+def _coded_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:
+    """Arrow strings as ``(values, codes)``: the distinct values as Python strings, then None,
+    and the code of each row into them (None is -1, the last).
 
     ``read``, if given, maps the object array of the distinct values (and None) to what the
     rows hold (:func:`~estimators._vocabulary.normalise_labels` for labels): one look-up a value.
@@ -63,6 +63,15 @@ def _shared_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:
     values = np.array(encoded.dictionary.to_pylist() + [None], dtype=object)
     if read is not None:
         values = read(values)
+    return values, codes
+
+
+def _shared_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:
+    """Arrow strings as ``(object array, codes)``: one Python string per distinct value, shared
+    by its rows (no string object a row, so a long file does not fragment the heap); None is -1.
+    ``read`` as :func:`_coded_strings`.
+    """
+    values, codes = _coded_strings(array, read)
     return values[codes], codes
 
 
@@ -81,9 +90,23 @@ def _list_codes(lists, longest: int = 8) -> tuple[np.ndarray, pd.Index]:
     key = np.full((len(lists), lengths.max(initial=0) + 1), -2, dtype=np.int64)
     key[:, 0] = lengths
     key[parents, 1 + position] = value_codes
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(_packed_rows(key), axis=0, return_index=True, return_inverse=True)
     distinct = [tuple(x) for x in lists.take(first).to_pylist()]
     return inverse.ravel(), pd.Index(distinct, dtype=object, tupleize_cols=False)
+
+
+def _packed_rows(key: np.ndarray) -> np.ndarray:
+    """The rows of a matrix of integers >= -2 as one integer each when they fit in 64 bits, in the
+    same order (the digits of a number in base one more than the largest value, after adding 2);
+    else the matrix itself. :func:`numpy.unique` then gives the same ``first`` and ``inverse``."""
+    digits = key + 2
+    base = int(digits.max(initial=0)) + 1
+    if base ** key.shape[1] > np.iinfo(np.int64).max:
+        return key
+    packed = np.zeros(len(key), np.int64)
+    for column in digits.T:
+        packed = packed * base + column
+    return packed
 
 
 def _ints(array, fill: int) -> np.ndarray:
@@ -95,12 +118,40 @@ def _max_turn_per_row(lists, n: int) -> np.ndarray:
     turns = _ints(pc.list_flatten(lists).field("turn"), -1)
     parents = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
     out = np.full(n, -1, dtype=np.int64)
-    np.maximum.at(out, parents, turns)
+    if not turns.size:
+        return out
+    if (parents[1:] < parents[:-1]).any():  # not grouped by row (never, from Arrow's lists)
+        np.maximum.at(out, parents, turns)
+        return out
+    starts = np.flatnonzero(np.r_[True, parents[1:] != parents[:-1]])  # the first value of each row that has any
+    out[parents[starts]] = np.maximum(np.maximum.reduceat(turns, starts), -1)
+    return out
+
+
+def _default_scenarios(cases, labels, conversation_id, rows) -> np.ndarray:
+    """:func:`~estimators._vocabulary.scenario_ids` of the conversations at ``rows``, their
+    cases and labels given as ``(values, codes)`` (:func:`_coded_strings`, labels normalised):
+    ``case:label`` made once per distinct (case, label) and shared by its rows,
+    ``conversation:<id>`` for a conversation without a case."""
+    (case_values, case_codes), (label_values, label_codes) = cases, labels
+    case_codes, label_codes = case_codes[rows], label_codes[rows]
+    out = np.empty(rows.size, dtype=object)
+    with_case = case_codes >= 0  # -1 is None, no case
+    if with_case.any():
+        width = len(label_values)
+        pairs, inverse = np.unique(case_codes[with_case] * width + label_codes[with_case] % width,
+                                   return_inverse=True)  # a label code of -1 is the last value, None
+        text = np.fromiter(map("{}:{}".format, case_values[pairs // width], label_values[pairs % width]), object,
+                           pairs.size)
+        out[with_case] = text[inverse.ravel()]
+    if not with_case.all():
+        ids = conversation_id[rows[~with_case]]
+        out[~with_case] = np.fromiter(map("conversation:{}".format, ids), object, ids.size)
     return out
 
 
 class _SeenKeys:
-    """The key hashes (:func:`estimators._records.key_hashes`) of every chunk read so far.
+    """The key hashes (:func:`estimators._keys.key_hashes`) of every chunk read so far.
 
     Eight bytes a key: a repeated hash (a repeated key, or, very rarely, two keys with one
     hash) sends the file to the reference reader, which checks the keys themselves and names
@@ -111,7 +162,9 @@ class _SeenKeys:
         self.hashes: dict[str, list[np.ndarray]] = {}
 
     def add(self, conversation_id, case_id, label, replica) -> None:
-        for field, (_, hashes) in key_hashes(conversation_id, case_id, label, replica).items():
+        """Keep the key hashes of a chunk: ``case_id`` and ``label`` as ``(values, codes)``
+        (:func:`_coded_strings`), hashed by :func:`estimators._keys.coded_key_hashes`."""
+        for field, (_, hashes) in coded_key_hashes(conversation_id, case_id, label, replica).items():
             self.hashes.setdefault(field, []).append(hashes)
 
     def check(self) -> None:
@@ -131,13 +184,14 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
     replica = _ints(replica_arr, 0)
     if (replica < 0).any():
         raise FastPathUnavailable("a negative replica")
-    (case_id, _), (label, _) = _shared_strings(col("case_id")), _shared_strings(col("label"), normalise_labels)
-    seen.add(conversation_id, case_id, label, replica)
+    cases, labels = _coded_strings(col("case_id")), _coded_strings(col("label"), normalise_labels)
+    seen.add(conversation_id, cases, labels, replica)
+    case_id, label = (values[codes] for values, codes in (cases, labels))
 
     scenario_id, scenario_code = _shared_strings(col("scenario_id"))
-    missing = scenario_code < 0
-    if missing.any():
-        scenario_id[missing] = scenario_ids(case_id[missing], label[missing], conversation_id[missing])
+    missing = np.flatnonzero(scenario_code < 0)
+    if missing.size:
+        scenario_id[missing] = _default_scenarios(cases, labels, conversation_id, missing)
     language, _ = _shared_strings(col("language"))
     language[(language == None) | (language == "")] = "und"  # noqa: E711
 
@@ -248,13 +302,19 @@ def _check_json_lines(text) -> None:
 JSON_DEPTH_LIMIT = 1024
 
 
-def _check_depth(text) -> None:
+def _newlines(text) -> np.ndarray:
+    """The positions of the newlines of ``text``, found once for the checks of a chunk."""
+    return np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n"))
+
+
+def _check_depth(text, newlines=None) -> None:
     """Refuse (:class:`FastPathUnavailable`) a chunk with a line that may nest deeper than
     :data:`JSON_DEPTH_LIMIT`: Arrow reads any depth in a field it skips, the reference reader
     stops. A line opens at most as many levels as it has ``[`` and ``{`` (within strings too), and
     has at least as many bytes: only lines longer than the limit are counted, and one with more
-    than the limit goes to the reference reader, which decides."""
-    ends = np.append(np.flatnonzero(np.frombuffer(text, np.uint8) == ord("\n")), len(text))
+    than the limit goes to the reference reader, which decides. ``newlines``: :func:`_newlines`
+    of ``text``, if already found."""
+    ends = np.append(_newlines(text) if newlines is None else newlines, len(text))
     starts = np.concatenate([[0], ends[:-1] + 1])
     long = np.flatnonzero(ends - starts > JSON_DEPTH_LIMIT)
     if not long.size:
@@ -265,14 +325,17 @@ def _check_depth(text) -> None:
             raise FastPathUnavailable(f"a line that may nest deeper than {JSON_DEPTH_LIMIT:,} levels")
 
 
-def _lines_opening_objects(text, rows: int) -> int:
+def _lines_opening_objects(text, rows: int, newlines=None) -> int:
     """The number of lines of ``text`` that open an object (``{``, after blanks at most).
 
     ``rows`` (the values Arrow read) is the likely answer: if that many lines start with
     ``{`` itself, no line holds a second value; else RE2 counts the lines exactly.
+    ``newlines``: :func:`_newlines` of ``text``, if already found.
     """
     chars = np.frombuffer(text, np.uint8)
-    at_start = int(np.count_nonzero((chars[:-1] == ord("\n")) & (chars[1:] == ord("{")))) + int(chars[0] == ord("{"))
+    newlines = _newlines(text) if newlines is None else newlines
+    after = newlines[newlines < chars.size - 1] + 1  # the first byte of each line after the first
+    at_start = int(np.count_nonzero(chars[after] == ord("{"))) + int(chars[0] == ord("{"))
     if at_start == rows:
         return rows
     return pc.count_substring_regex(_as_one_value(text, pa.large_binary()), r"(?m)^[ \t\r]*\{")[0].as_py()
@@ -283,7 +346,8 @@ def _parse(text, parse_options):
     if not _NOT_BLANK.search(text):
         return None
     _check_json_lines(text)
-    _check_depth(text)
+    newlines = _newlines(text)
+    _check_depth(text, newlines)
     block = 1 << 21  # Arrow parses blocks of this size in parallel; a longer line needs one block
     try:
         table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=block),
@@ -293,7 +357,7 @@ def _parse(text, parse_options):
             raise
         table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=len(text) + 1),
                              parse_options=parse_options)
-    if _lines_opening_objects(text, table.num_rows) != table.num_rows:
+    if _lines_opening_objects(text, table.num_rows, newlines) != table.num_rows:
         raise FastPathUnavailable("a line that holds more than one JSON value")
     return table.combine_chunks().to_batches()[0] if table.num_rows else None
 

@@ -7,14 +7,16 @@ fast path (:func:`key_hashes`) and whole tables (:func:`check_unique_keys`, used
 """
 from __future__ import annotations
 
-from itertools import chain, islice
+import operator
+import sys
+from itertools import chain, islice, repeat
 
 import numpy as np
 import pandas as pd
 
 from ._errors import InputError
 
-__all__ = ["UniqueKeys", "check_unique_keys", "key_hashes"]
+__all__ = ["UniqueKeys", "check_unique_keys", "coded_key_hashes", "key_hashes"]
 
 
 def _has_pair_key(case_id, label) -> bool:
@@ -32,11 +34,94 @@ def _key(conv, field: str):
     return None
 
 
+# CPython's hash of a tuple (Objects/tupleobject.c, xxHash's mixing of its items' hashes), in
+# numpy: the hash of a (case, label, replica) is that of the tuple, computed a column at a time
+_P1, _P2, _P5 = 11400714785074694791, 14029467366897019727, 2870177450012600261  # _PyHASH_XXPRIME_1, _2, _5
+_XXPRIME_1, _XXPRIME_2, _XXPRIME_5 = np.uint64(_P1), np.uint64(_P2), np.uint64(_P5)
+_MASK = 2**64 - 1
+
+
+def _tuple_hashes(*lanes: np.ndarray) -> np.ndarray:
+    """``hash(tuple)`` of each row of columns of item hashes (int64 arrays of ``hash(item)``)."""
+    acc = np.full(len(lanes[0]), _XXPRIME_5, np.uint64)
+    for lane in lanes:
+        acc += lane.view(np.uint64) * _XXPRIME_2
+        acc = (acc << np.uint64(31)) | (acc >> np.uint64(33))
+        acc *= _XXPRIME_1
+    acc += np.uint64(len(lanes) ^ (_P5 ^ 3527539))
+    out = acc.view(np.int64)
+    out[out == -1] = 1546275796
+    return out
+
+
+def _same_as_python() -> bool:
+    """Whether :func:`_tuple_hashes` is this interpreter's ``hash`` of 3-tuples (CPython 3.8 and
+    later with a 64-bit hash); else :func:`_pair_hashes` hashes the tuples themselves."""
+    if sys.hash_info.width != 64:
+        return False
+    keys = [("k", "ESC", 0), ("", "ACT", 2**62), (None, "x", -1), ("\u00e9", "y", 2**61 - 1)]
+    lanes = (np.array([hash(key[i]) for key in keys], np.int64) for i in range(3))
+    return _tuple_hashes(*lanes).tolist() == [hash(key) for key in keys]
+
+
+_VECTORISED = _same_as_python()
+
+
+def _hashes(values) -> np.ndarray:
+    """``hash`` of each value, as int64."""
+    return np.fromiter(map(hash, values), np.int64, len(values))
+
+
+def _coded_hashes(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``hash`` of each of ``values[codes]``, hashing each value that a code names once."""
+    hashes = np.zeros(len(values), np.int64)
+    if codes.size:
+        named = np.flatnonzero(np.bincount(codes % len(values), minlength=len(values)))  # a code of -1 is the last
+        hashes[named] = _hashes(values[named])
+    return hashes[codes]
+
+
+def _pair_hashes(case_id, label, replica) -> np.ndarray:
+    """``hash((case, label, replica))`` of each row of three equally long sequences."""
+    if _VECTORISED:
+        return _tuple_hashes(_hashes(case_id), _hashes(label), _hashes(replica))
+    return np.fromiter(map(hash, zip(case_id, label, replica)), np.int64, len(case_id))
+
+
+def _key_hash(key, field: str) -> int:
+    """The hash that :func:`key_hashes` gives the one key ``key`` of ``field``: :func:`_tuple_hashes`
+    of one (case, label, replica) in Python's integers (no array for one key)."""
+    if field == "conversation_id" or not _VECTORISED:
+        return hash(key if field == "conversation_id" else tuple(key))
+    acc = _P5
+    for part in key:
+        acc = (acc + (hash(part) & _MASK) * _P2) & _MASK
+        acc = ((acc << 31) | (acc >> 33)) & _MASK
+        acc = acc * _P1 & _MASK
+    acc = (acc + (len(key) ^ (_P5 ^ 3527539))) & _MASK
+    acc -= (acc >> 63) << 64  # as a signed 64-bit integer
+    return 1546275796 if acc == -1 else acc
+
+
+_class_of = operator.attrgetter("__class__")
+
+
+def _column(values) -> np.ndarray:
+    """A sequence as a one-dimensional object array (no copy of an object array)."""
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        return values
+    return np.fromiter(values, object, len(values))
+
+
 def key_hashes(conversation_id, case_id, label, replica) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The key rule (SPEC sections 5 and 6) of a chunk's columns, as 64-bit hashes.
 
     Every ``conversation_id`` is a key, and so is the (case, label, replica) of every
     conversation with a ``case_id`` and a string label; each must be unique in a file.
+    The hash of a ``conversation_id`` is ``hash(conversation_id)``, that of a (case, label,
+    replica) ``hash((case, label, replica))``, computed a column at a time
+    (:func:`_pair_hashes`); :meth:`UniqueKeys._confirm` hashes one key the same way
+    (:func:`_key_hash`).
 
     Returns
     -------
@@ -44,12 +129,50 @@ def key_hashes(conversation_id, case_id, label, replica) -> dict[str, tuple[np.n
         ``{field: (rows, hashes)}`` for the fields an error names, ``conversation_id`` and
         ``replica``: the rows that have that key, and the ``hash`` of each key.
     """
-    replica = replica.tolist() if isinstance(replica, np.ndarray) else list(replica)
-    rows = [i for i, (c, lab) in enumerate(zip(case_id, label)) if _has_pair_key(c, lab)]
-    pairs = ((case_id[i], label[i], replica[i]) for i in rows)
     n = len(replica)
-    return {"conversation_id": (np.arange(n), np.fromiter(map(hash, conversation_id), np.int64, n)),
-            "replica": (np.array(rows, dtype=np.int64), np.fromiter(map(hash, pairs), np.int64, len(rows)))}
+    replica = replica.tolist() if isinstance(replica, np.ndarray) else replica
+    ids = _hashes(conversation_id)
+    case_id, label = _column(case_id), _column(label)
+    has_case = np.fromiter(map(operator.is_not, case_id, repeat(None)), bool, n)
+    has_label = np.fromiter(map(operator.is_, map(_class_of, label), repeat(str)), bool, n)
+    rows = np.flatnonzero(has_case & has_label)
+    pairs = _pair_hashes(case_id[rows], label[rows], _column(replica)[rows])
+    return {"conversation_id": (np.arange(n), ids), "replica": (rows, pairs)}
+
+
+def coded_key_hashes(conversation_id, case_id, label, replica) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:func:`key_hashes` of columns held as codes into their distinct values, as the Arrow
+    reader holds them: each value is hashed once, and the rows take its hash by their code.
+
+    Parameters
+    ----------
+    conversation_id : sequence
+        The ids.
+    case_id, label : tuple of (object ndarray, int ndarray)
+        ``(values, codes)``: the column is ``values[codes]`` (a code of -1 is the last value).
+    replica : ndarray of int
+        The replicas (integers).
+
+    Returns
+    -------
+    dict
+        What :func:`key_hashes` returns for ``conversation_id``, ``values[codes]`` of ``case_id``
+        and of ``label``, and ``replica``.
+    """
+    (case_values, case_codes), (label_values, label_codes) = case_id, label
+    case_values, label_values = _column(case_values), _column(label_values)
+    ids = _hashes(conversation_id)
+    has_case = np.fromiter(map(operator.is_not, case_values, repeat(None)), bool, len(case_values))
+    has_label = np.fromiter(map(operator.is_, map(_class_of, label_values), repeat(str)), bool, len(label_values))
+    rows = np.flatnonzero(has_case[case_codes] & has_label[label_codes])
+    replica_values, replica_codes = np.unique(np.asarray(replica)[rows], return_inverse=True)
+    columns = ((case_values, case_codes[rows]), (label_values, label_codes[rows]),
+               (_column(replica_values.tolist()), replica_codes.ravel()))
+    if _VECTORISED:
+        pairs = _tuple_hashes(*(_coded_hashes(values, codes) for values, codes in columns))
+    else:
+        pairs = _pair_hashes(*(values[codes] for values, codes in columns))
+    return {"conversation_id": (np.arange(len(ids)), ids), "replica": (rows, pairs)}
 
 
 class UniqueKeys:
@@ -81,7 +204,8 @@ class UniqueKeys:
     def add(self, items: list) -> None:
         """Check the next ``(place, conversation)`` pairs; raise :class:`InputError` at the first repeat."""
         convs = [conv for _, conv in items]
-        columns = ([c[name] for c in convs] for name in ("conversation_id", "case_id", "label", "replica"))
+        columns = (list(map(operator.itemgetter(name), convs)) for name in ("conversation_id", "case_id", "label",
+                                                                          "replica"))
         hashed = enumerate(key_hashes(*columns).items())
         suspects = sorted((position, order, field) for order, (field, (rows, hashes)) in hashed
                           for position in self._suspects(rows, hashes, field))
@@ -115,13 +239,13 @@ class UniqueKeys:
             f"case {key[0]!r}, label {key[1]!r}, replica {key[2]}"
         earlier = next((item for item in items[:position] if _key(item[1], field) == key), None)
         if earlier is None:
-            wanted, shared = hash(key), False
+            wanted, shared = _key_hash(key, field), False
             for item in chain(islice(self._reread(), self._given), items[:position]):
                 other = _key(item[1], field)
                 if other == key:
                     earlier = item
                     break
-                shared = shared or (other is not None and hash(other) == wanted)
+                shared = shared or (other is not None and _key_hash(other, field) == wanted)
             else:
                 if shared:
                     return  # another key with the same hash

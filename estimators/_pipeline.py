@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ._aggregate import SummaryAccumulator
-from ._output import conversation_lines, write_scored
+from ._output import conversation_blocks, write_scored
 from ._arrow import iter_records
 from ._clustered import DEFAULT_INTERVAL, check_interval_method
 from ._errors import InputError
@@ -250,8 +250,8 @@ def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out
             results = score_records(records, policy, mode=mode, judge=judge)
             unplanned = accumulator.add(results, records if mode == RECORD else None)
             if out_dir is not None:
-                yield from conversation_lines(results, extra={"unplanned": unplanned} if unplanned is not None
-                                              else None)
+                yield from conversation_blocks(results, extra={"unplanned": unplanned} if unplanned is not None
+                                               else None)
             del records, results
             if not gc.isenabled():  # a caller paused the collector (the command line does): free this chunk
                 gc.collect(1)
