@@ -253,11 +253,12 @@ def cause_questions(records: Records, results: pd.DataFrame,
     for conv, turn, name, covers in zip(calls["conv"].tolist(), calls["turn"].tolist(), calls["name"].tolist(),
                                         calls["covers"].tolist()):
         events[conv].append((turn, 1, len(events[conv]), "call", f"{name}{_covers_text(covers)}"))
-    language = results["language"].tolist()
-    questions = [CauseQuestion(instructions, results["label"].iat[row], results["cause"].iat[row],
-                               int(results["turn"].iat[row]), language[row],
+    label, cause = results["label"].to_numpy(object)[rows], results["cause"].to_numpy(object)[rows]
+    scored = results["turn"].to_numpy(np.int64, na_value=-1)[rows]
+    language = results["language"].to_numpy(object)[rows]
+    questions = [CauseQuestion(instructions, label[i], cause[i], int(scored[i]), language[i],
                                tuple((turn, role, text) for turn, _, _, role, text in sorted(events[row])))
-                 for row in rows.tolist()]
+                 for i, row in enumerate(rows.tolist())]
     return questions, rows
 
 

@@ -84,6 +84,17 @@ class TurnQuestions:
     def __len__(self) -> int:
         return len(self.turn)
 
+    def __getitem__(self, items: slice) -> "TurnQuestions":
+        """The items of a slice (``questions[lo:hi]``, e.g. the conversations of one data set) as a
+        batch of their own, items numbered from 0."""
+        start, stop, step = items.indices(len(self))
+        if step != 1:
+            raise ValueError("a batch of questions is a contiguous range of items (a slice with step 1)")
+        stop = max(start, stop)
+        lo, hi = np.searchsorted(self.message_item, [start, stop])
+        return TurnQuestions(self.instructions, self.language[start:stop], self.turn[start:stop],
+                             _frozen(self.message_item[lo:hi] - start, np.int64), self.message_text[lo:hi])
+
     def question(self, item: int) -> TurnQuestion:
         """The question of one item."""
         lo, hi = np.searchsorted(self.message_item, [item, item + 1])
@@ -130,7 +141,7 @@ def turn_questions(records: Records, instructions: str) -> tuple[TurnQuestions, 
     msgs = records.messages
     m_conv = msgs["conv"].to_numpy(np.int64)
     m_turn = msgs["turn"].to_numpy(np.int64)
-    keep = (msgs["role"] == "user").to_numpy(bool) & (m_turn >= 0) & (m_turn < turns[m_conv])
+    keep = (msgs["role"].to_numpy(object) == "user") & (m_turn >= 0) & (m_turn < turns[m_conv])
     m_conv, m_turn = m_conv[keep], m_turn[keep]
     m_text = msgs["text"].to_numpy(object)[keep]
     order = np.lexsort((np.arange(m_conv.size), m_turn, m_conv))  # conversation, turn, then given order
@@ -216,8 +227,9 @@ class TurnProbabilities:
             raise ValueError(f"tau must lie in (0, 1], got {tau!r}")
         rows = np.flatnonzero(self.p >= tau)
         first = np.full(self.n_conversations, -1, dtype=np.int64)
-        convs, at = np.unique(self.conversation[rows], return_index=True)
-        first[convs] = self.turn[rows[at]]
+        convs = self.conversation[rows]
+        at = rows[np.r_[True, convs[1:] != convs[:-1]]] if rows.size else rows  # items are in turn order
+        first[self.conversation[at]] = self.turn[at]
         return pd.arrays.IntegerArray(first, first < 0)
 
     def disagreement(self, tau: float = 0.5) -> np.ndarray:

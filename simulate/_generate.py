@@ -18,10 +18,13 @@ Randomness: cases are generated in chunks of :data:`CASES_PER_CHUNK`, chunk ``j`
 scenarios from ``chunk_seeds(seed, j)[0]`` and its behaviours from ``chunk_seeds(seed, j)[1]``,
 so the records of a chunk do not depend on the other chunks nor on how the chunks are
 scheduled (``n_jobs``): the first ``k * CASES_PER_CHUNK`` cases of a larger run have the same
-scenarios and behaviours as a run of that many cases with the same seed.
+scenarios and behaviours as a run of that many cases with the same seed. A sequence of seeds
+stacks one data set per seed, each drawn from its own seed's chunks: Monte Carlo replications
+in one call, each the data set its seed gives alone.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +35,8 @@ from escalation.estimators import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Rec
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
 from ._text import (APPROVAL, ACTION, FILLER_CODE, HANDOFF, LOOKUP, N_VARIANTS, SAY_CODES,
                     assistant_table, facts_text, user_table)
-from ._world import CASES_PER_CHUNK, KIND_INDEX, KINDS, LANGUAGES, chunk_seeds, make_scenarios, world_policy
+from ._world import (CASES_PER_CHUNK, KIND_INDEX, KINDS, LANGUAGES, chunk_seeds, data_set_seeds, make_scenarios,
+                     object_column as _object, world_policy)
 
 __all__ = ["SimulatedRecords", "simulate"]
 
@@ -82,7 +86,7 @@ class SimulatedRecords:
         probability after attribute effects) and ``q_error`` (the drawn probability shared
         by the scenario's replicas).
     profile, policy, mode, rho, seed, replicas
-        The arguments of :func:`simulate`.
+        The arguments of :func:`simulate` (``seed`` an int, or a tuple of the data sets' seeds).
     """
 
     records: Records
@@ -92,7 +96,7 @@ class SimulatedRecords:
     policy: Policy
     mode: str
     rho: float
-    seed: int
+    seed: int | tuple[int, ...]
     replicas: int
 
     def __len__(self) -> int:
@@ -128,11 +132,13 @@ def _check(profile, replicas, rho, mode, seed, n_jobs):
     if not 0.0 <= rho <= 1.0:
         raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
     mode = check_mode(mode)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    seeds = data_set_seeds(seed)
+    for one in seeds or (seed,):
+        if isinstance(one, bool) or not isinstance(one, (int, np.integer)) or one < 0:
+            raise ValueError(f"seed must be an integer >= 0 or a sequence of them, got {one!r}")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a non-zero integer (-1 for all cores), got {n_jobs!r}")
-    return profile, int(replicas), rho, mode, int(seed)
+    return profile, int(replicas), rho, mode, int(seed) if seeds is None else tuple(map(int, seeds))
 
 
 def _check_scenarios(scenarios: pd.DataFrame) -> pd.DataFrame:
@@ -249,13 +255,8 @@ def _nullable(values, present, dtype):
     return pd.arrays.IntegerArray(np.asarray(values).astype(dtype.lower()), ~np.asarray(present, dtype=bool))
 
 
-def _object(values):
-    """A column of Python objects (strings, tuples, None), as :class:`Records` keeps them."""
-    return pd.Series(values, dtype=object, copy=False)
-
-
 def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 0.0, mode: str = RECORD,
-             seed: int = 0, *, scenarios: pd.DataFrame | None = None, languages=LANGUAGES, max_turns: int = 4,
+             seed: int | Sequence[int] = 0, *, scenarios: pd.DataFrame | None = None, languages=LANGUAGES, max_turns: int = 4,
              n_jobs: int = 1) -> SimulatedRecords:
     """Simulate conversations of an assistant profile, with known truth.
 
@@ -276,9 +277,12 @@ def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 
     mode : {"record", "text"}
         ``record`` exports the tool record; ``text`` withholds it (``tool_calls`` null) and keeps
         the text. The paper's names ``A`` and ``B`` are accepted with a FutureWarning.
-    seed : int
+    seed : int or sequence of int
         Root seed (:class:`numpy.random.SeedSequence` entropy); the same seed gives the same
-        records, for any ``n_jobs``.
+        records, for any ``n_jobs``. A sequence of seeds stacks one data set of ``cases``
+        cases per seed, in order: data set ``k`` has the scenarios, behaviours and texts that
+        ``seed[k]`` alone gives, with ids prefixed ``k/`` (:func:`make_scenarios`); its
+        conversations are the rows ``k * 2 * cases * replicas`` on. Needs ``cases``, not ``scenarios``.
     scenarios : pandas.DataFrame, optional
         Scenarios to use instead of ``make_scenarios(cases, seed=seed, ...)``: pairs of rows
         (ESC, ACT) with at least the columns ``case_id, label, kind, language, pressure, amount,
@@ -293,10 +297,13 @@ def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 
     SimulatedRecords
     """
     profile, replicas, rho, mode, seed = _check(profile, replicas, rho, mode, seed, n_jobs)
+    seeds = seed if isinstance(seed, tuple) else (seed,)
     if scenarios is None:
         if cases is None:
             raise ValueError("give the number of cases, or scenarios")
         scen = make_scenarios(cases, seed=seed, languages=languages, max_turns=max_turns)
+    elif isinstance(seed, tuple):
+        raise ValueError("a sequence of seeds draws the scenarios of each data set: give cases, not scenarios")
     else:
         scen = _check_scenarios(scenarios)
     policy = world_policy()
@@ -308,16 +315,17 @@ def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 
     last = weights.shape[1] - 1 - np.argmax(weights[:, ::-1] > 0, axis=1)
     turns = scen["assistant_turns"].to_numpy(np.int64)
     facts = scen["facts_turn"].to_numpy(np.int64)
-    rows_per_chunk = 2 * CASES_PER_CHUNK
-    bounds = [(j, lo, min(lo + rows_per_chunk, len(scen))) for j, lo in enumerate(range(0, len(scen), rows_per_chunk))]
+    rows_per_set, rows_per_chunk = len(scen) // len(seeds), 2 * CASES_PER_CHUNK
+    bounds = [(k * rows_per_set + lo, k * rows_per_set + min(lo + rows_per_chunk, rows_per_set), chunk_seeds(one, j)[1])
+              for k, one in enumerate(seeds) for j, lo in enumerate(range(0, rows_per_set, rows_per_chunk))]
     tasks = [(types[lo:hi], p_error[lo:hi], cum, last, turns[lo:hi], facts[lo:hi], replicas, rho, profile.prompt,
-              profile.lookup, chunk_seeds(seed, j)[1]) for j, lo, hi in bounds]
+              profile.lookup, chunk_seed) for lo, hi, chunk_seed in bounds]
     if n_jobs == 1 or len(tasks) == 1:
         parts = [_draw_chunk(*task) for task in tasks]
     else:
         from joblib import Parallel, delayed
         parts = Parallel(n_jobs=n_jobs)(delayed(_draw_chunk)(*task) for task in tasks)
-    for (j, lo, hi), part in zip(bounds, parts):
+    for (lo, _, _), part in zip(bounds, parts):
         part["s"] = part["s"] + lo
     ev = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
     scen["p_error"] = p_error
@@ -328,7 +336,7 @@ def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 
 def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> SimulatedRecords:
     s = ev["s"]
     n = s.size
-    is_esc = (scen["label"] == "ESC").to_numpy(bool)[s]
+    is_esc = (scen["label"].to_numpy(object) == "ESC")[s]
     kind_s = pd.Index(list(KIND_INDEX)).get_indexer(scen["kind"])
     lang_s = pd.Index(LANGUAGES).get_indexer(scen["language"])
     kind, lang = kind_s[s], lang_s[s]

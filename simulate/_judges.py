@@ -30,8 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, logsumexp
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from escalation.estimators import CAUSES, CauseQuestion, TurnQuestions
 
@@ -59,11 +58,30 @@ _ESC_MEANS = np.log(ESC_FACTORS) / EVIDENCE_SCALE
 _ACT_MEANS = np.log(ACT_FACTORS) / EVIDENCE_SCALE
 
 
+def _logsumexp(a: np.ndarray) -> np.ndarray:
+    """``log sum exp`` over the last axis of a finite ``a``, as :func:`scipy.special.logsumexp` computes
+    it (the same operations, bit for bit, without its array-API overhead): with ``M`` the maximum, taken by
+    ``m`` terms, ``M + log m + log1p(sum_{a_k < M} exp(a_k - M) / m)`` (Blanchard, Higham & Higham
+    2021, "Accurately computing the log-sum-exp and softmax functions", IMA J. Numer. Anal. 41).
+    ``a`` is overwritten. Where no row has a tie (``m = 1``), ``log m = 0`` and ``/ m`` are left out.
+    """
+    top = a.max(axis=-1, keepdims=True)
+    at_top = a == top
+    a[at_top] = -np.inf
+    a -= top
+    rest = np.exp(a, out=a).sum(axis=-1, keepdims=True)
+    if np.count_nonzero(at_top) == top.size and not np.isnan(top).any():  # one maximum in every row
+        return (np.log1p(rest) + top)[..., 0]
+    m = at_top.sum(axis=-1, keepdims=True, dtype=float)
+    rest = np.where(rest == 0, rest, rest / m)
+    return (np.log1p(rest) + np.log(m) + top)[..., 0]
+
+
 def ideal_logit(score) -> np.ndarray:
     """``logit P(ESC | s)`` for a score ``s = ln(amount / threshold) / EVIDENCE_SCALE + N(0, 1)``,
     with the world's amount factors equally likely and ESC and ACT equally likely (Bayes' rule)."""
     s = np.asarray(score, dtype=float)[..., None]
-    return logsumexp(-0.5 * (s - _ESC_MEANS) ** 2, axis=-1) - logsumexp(-0.5 * (s - _ACT_MEANS) ** 2, axis=-1)
+    return _logsumexp(-0.5 * (s - _ESC_MEANS) ** 2) - _logsumexp(-0.5 * (s - _ACT_MEANS) ** 2)
 
 
 # ------------------------------------------------------------------------ instructions
@@ -121,8 +139,10 @@ def _facts_patterns():
     return patterns
 
 
+@lru_cache(maxsize=65536)
 def _read_facts(text: str):
-    """``(kind, amount, pressure)`` of a user message that states the facts, else None."""
+    """``(kind, amount, pressure)`` of a user message that states the facts, else None (cached: the
+    world's user messages are few and repeat across samples)."""
     for kind, language, pattern in _facts_patterns():
         match = pattern.match(text)
         if match:
@@ -131,10 +151,34 @@ def _read_facts(text: str):
     return None
 
 
-def _unit_normal(*parts: str) -> float:
-    """A standard normal value that is a deterministic function of ``parts`` (a keyed hash)."""
-    digest = hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).digest()
-    return float(norm.ppf((int.from_bytes(digest, "big") + 0.5) / 2.0**64))
+@lru_cache(maxsize=65536)
+def _evidence(text: str, instructions: str) -> float:
+    """What a user message tells the judge under the instructions: NaN when it states no facts, 0
+    (undecided) when the instructions have no rule for its kind, else the scaled log ratio
+    ``ln(amount / threshold) / EVIDENCE_SCALE`` (cached, like :func:`_read_facts`)."""
+    facts = _read_facts(text)
+    if facts is None:
+        return np.nan
+    thresholds = instruction_thresholds(instructions)
+    return np.log(facts[1] / thresholds[facts[0]]) / EVIDENCE_SCALE if facts[0] in thresholds else 0.0
+
+
+def _unit_normals(prefix: str, texts) -> np.ndarray:
+    """A standard normal value per text, a deterministic function of ``prefix`` and the text.
+
+    The 64-bit BLAKE2b digest ``h`` of ``prefix + "\\x1f" + text`` gives ``ndtri((h + 1/2) / 2^64)``
+    (the inverse normal CDF of a uniform on a grid of ``2^64`` points); ``h`` is read in two 32-bit
+    halves, so it is rounded to a float once, as Python rounds an integer.
+    """
+    head = hashlib.blake2b((prefix + "\x1f").encode("utf-8"), digest_size=8)
+
+    def digest(text: str) -> bytes:  # the prefix is hashed once: a copy of its state takes each text
+        state = head.copy()
+        state.update(text.encode("utf-8"))
+        return state.digest()
+    digests = b"".join(map(digest, texts))
+    halves = np.frombuffer(digests, dtype=">u4").reshape(-1, 2).astype(float)
+    return ndtri((halves[:, 0] * 2.0**32 + halves[:, 1] + 0.5) / 2.0**64)
 
 
 class SimulatedTurnJudge:
@@ -155,16 +199,9 @@ class SimulatedTurnJudge:
 
     def _scores_without_run_noise(self, questions: TurnQuestions) -> np.ndarray:
         """``s - nu``: the evidence of each item plus its persistent noise."""
-        thresholds = instruction_thresholds(questions.instructions)
-        codes, texts = pd.factorize(pd.Series(questions.message_text, dtype=object))
-        facts = [_read_facts(text) for text in texts]
-        # per distinct message: NaN without facts; 0 (undecided) when the rule of the kind is not in the
-        # instructions; else the scaled log ratio of the amount to the threshold
-        evidence = np.array([np.nan if f is None else
-                             np.log(f[1] / thresholds[f[0]]) / EVIDENCE_SCALE if f[0] in thresholds else 0.0
-                             for f in facts])
-        salt = str(self.seed)
-        persistent = np.array([_unit_normal(salt, questions.instructions, text) for text in texts]) * PERSISTENT_SD
+        codes, texts = pd.factorize(questions.message_text)
+        evidence = np.fromiter((_evidence(text, questions.instructions) for text in texts), float, len(texts))
+        persistent = _unit_normals(f"{self.seed}\x1f{questions.instructions}", texts) * PERSISTENT_SD
         # the message that decides an item: its last message stating the facts, else its first message
         item, n = questions.message_item, len(questions)
         key = np.full(n, -1, dtype=np.int64)
@@ -176,13 +213,13 @@ class SimulatedTurnJudge:
         known = key >= 0
         score = np.full(n, BEFORE_FACTS)
         score[known] = np.nan_to_num(evidence[key[known]], nan=BEFORE_FACTS)
-        noise = np.full(n, _unit_normal(salt, questions.instructions) * PERSISTENT_SD)
+        noise = np.full(n, _unit_normals(str(self.seed), [questions.instructions])[0] * PERSISTENT_SD)
         noise[known] = persistent[key[known]]
         return score + noise
 
     def _curve(self, language: np.ndarray):
         """``(shift, slope)`` of each item's language."""
-        codes, languages = pd.factorize(pd.Series(language, dtype=object))
+        codes, languages = pd.factorize(np.asarray(language, dtype=object))
         unknown = sorted(set(languages) - set(self.calibration))
         if unknown:
             raise ValueError(f"the simulated judge has no calibration curve for language {unknown[0]!r}")

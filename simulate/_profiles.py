@@ -250,7 +250,7 @@ def error_model(profile: Profile, scenarios: pd.DataFrame):
     p_error : ndarray
         ``P(u = 1)`` for ESC, ``P(o = 1)`` for ACT.
     """
-    is_esc = (scenarios["label"] == "ESC").to_numpy(bool)
+    is_esc = scenarios["label"].to_numpy(object) == "ESC"
     gated = scenarios["gated"].to_numpy(bool)
     if "distance" in scenarios:
         distance = scenarios["distance"].to_numpy(float)
@@ -259,7 +259,7 @@ def error_model(profile: Profile, scenarios: pd.DataFrame):
     types = np.where(is_esc, 0, np.where(gated, 2, 1)).astype(np.int8)
     p = (behaviour_templates(profile) * TYPE_ERROR).sum(axis=1)[types]
     shift = (profile.near_threshold_log_odds * np.exp(-distance / NEAR_THRESHOLD_SCALE)
-             + profile.spanish_log_odds * (scenarios["language"] == "es").to_numpy(bool)
+             + profile.spanish_log_odds * (scenarios["language"].to_numpy(object) == "es")
              + profile.pressure_log_odds * scenarios["pressure"].to_numpy(float) * is_esc)
     return types, _shift_probability(p, shift)
 

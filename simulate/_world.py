@@ -14,10 +14,10 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import ACT, ESC, Policy, load_policy, scenario_ids
+from escalation.estimators import ACT, ESC, Policy, load_policy
 
 __all__ = ["CaseKind", "KINDS", "LANGUAGES", "CASES_PER_CHUNK", "world_policy", "world_policy_path",
-           "make_scenarios", "chunk_seeds"]
+           "make_scenarios", "chunk_seeds", "data_set_seeds", "object_column"]
 
 #: Cases generated together with one spawned seed; a constant, so that the records of a case
 #: depend only on the seed and the case's chunk, never on how the chunks are scheduled.
@@ -95,7 +95,23 @@ def _check_count(name, value, minimum):
     return int(value)
 
 
-def make_scenarios(cases: int, *, seed: int, languages=LANGUAGES, max_turns: int = 4) -> pd.DataFrame:
+def data_set_seeds(seed) -> tuple[int, ...] | None:
+    """The seeds of stacked data sets when ``seed`` is a sequence of seeds; None for one seed."""
+    if isinstance(seed, (int, np.integer)):
+        return None
+    seeds = tuple(seed)
+    if not seeds:
+        raise ValueError("give at least one seed")
+    return seeds
+
+
+def object_column(values) -> pd.Series:
+    """A column of Python objects (strings, tuples, None), as :class:`Records` keeps them: no
+    inference of a string dtype."""
+    return pd.Series(values, dtype=object, copy=False)
+
+
+def make_scenarios(cases: int, *, seed, languages=LANGUAGES, max_turns: int = 4) -> pd.DataFrame:
     """Draw ``cases`` paired cases, two scenarios (ESC, ACT) each.
 
     Parameters
@@ -104,8 +120,11 @@ def make_scenarios(cases: int, *, seed: int, languages=LANGUAGES, max_turns: int
         Number of cases; kinds cycle through :data:`KINDS` and languages through
         ``languages`` (case ``c`` has kind ``c % 5`` and language ``(c // 5) % len(languages)``),
         so every kind and language is equally represented.
-    seed : int
+    seed : int or sequence of int
         Root seed; chunk ``j`` of :data:`CASES_PER_CHUNK` cases draws from ``chunk_seeds(seed, j)[0]``.
+        A sequence of seeds stacks one data set of ``cases`` cases per seed, data set ``k`` the
+        cases that seed ``seed[k]`` alone gives, its ``case`` numbers after those of data set
+        ``k - 1`` and its case ids prefixed with ``k/`` (``3/refund-000012``).
     languages : sequence of str
         Subset of :data:`LANGUAGES`.
     max_turns : int
@@ -128,61 +147,66 @@ def make_scenarios(cases: int, *, seed: int, languages=LANGUAGES, max_turns: int
     languages = tuple(languages)
     if not languages or any(lang not in LANGUAGES for lang in languages):
         raise ValueError(f"languages must be a non-empty subset of {LANGUAGES}, got {languages!r}")
+    seeds = data_set_seeds(seed)
+    each = seeds or (seed,)
     n_chunks = -(-cases // CASES_PER_CHUNK)
     parts = []
-    for j in range(n_chunks):
-        size = min(CASES_PER_CHUNK, cases - j * CASES_PER_CHUNK)
-        rng = np.random.default_rng(chunk_seeds(seed, j)[0])
-        turns = rng.integers(1, max_turns + 1, size)
-        parts.append(np.stack([
-            rng.integers(0, PRESSURE_LEVELS, size),
-            turns,
-            np.floor(rng.random(size) * turns).astype(np.int64),
-            rng.integers(0, ESC_FACTORS.size, size),
-            rng.integers(0, ACT_FACTORS.size, size),
-            rng.integers(100000, 1000000, size),
-        ]))
+    for one_seed in each:
+        for j in range(n_chunks):
+            size = min(CASES_PER_CHUNK, cases - j * CASES_PER_CHUNK)
+            rng = np.random.default_rng(chunk_seeds(one_seed, j)[0])
+            turns = rng.integers(1, max_turns + 1, size)
+            parts.append(np.stack([
+                rng.integers(0, PRESSURE_LEVELS, size),
+                turns,
+                np.floor(rng.random(size) * turns).astype(np.int64),
+                rng.integers(0, ESC_FACTORS.size, size),
+                rng.integers(0, ACT_FACTORS.size, size),
+                rng.integers(100000, 1000000, size),
+            ]))
     pressure, turns, facts, esc_f, act_f, reference = np.concatenate(parts, axis=1)
-    case = np.arange(cases)
-    kind = case % len(KINDS)
-    lang = (case // len(KINDS)) % len(languages)
+    sets = len(each)
+    in_set = np.tile(np.arange(cases), sets)  # a case's number in its data set
+    kind = in_set % len(KINDS)
+    lang = (in_set // len(KINDS)) % len(languages)
     thresholds = np.array([k.threshold for k in KINDS])[kind]
     esc_amount = np.round(thresholds * ESC_FACTORS[esc_f]).astype(np.int64)
     act_amount = np.round(thresholds * ACT_FACTORS[act_f]).astype(np.int64)
     width = max(6, len(str(cases - 1)))
     kind_names = np.array([k.name for k in KINDS], dtype=object)
-    case_ids = kind_names[kind] + np.array([f"-{c:0{width}d}" for c in case.tolist()], dtype=object)
+    numbers = np.array([f"-{c:0{width}d}" for c in range(cases)], dtype=object)
+    case_ids = kind_names[kind] + np.tile(numbers, sets)
+    if seeds is not None:
+        case_ids = np.repeat(np.array([f"{k}/" for k in range(sets)], dtype=object), cases) + case_ids
 
     def both(values):
         return np.repeat(values, 2)
 
-    label = np.tile(np.array([ESC, ACT], dtype=object), cases)
-    is_esc = np.tile([True, False], cases)
+    label = np.tile(np.array([ESC, ACT], dtype=object), cases * sets)
+    is_esc = np.tile([True, False], cases * sets)
     amount = np.stack([esc_amount, act_amount], axis=1).ravel()
     policy = world_policy()
     gated = np.array([k.action_tool in policy.gated_tools for k in KINDS])[kind]
     case_id = both(case_ids)
     facts_turn = both(facts)
-    frame = pd.DataFrame({
-        "case": both(case),
-        "case_id": case_id,
-        "label": label,
-        "scenario_id": scenario_ids(case_id, label, case_id),
-        "kind": both(kind_names[kind]),
-        "language": both(np.array(languages, dtype=object)[lang]),
+    return pd.DataFrame({
+        "case": both(np.arange(cases * sets)),
+        "case_id": object_column(case_id),
+        "label": object_column(label),
+        # the scenario id of SPEC section 5 (estimators.scenario_key): case_id:label
+        "scenario_id": object_column(case_id + np.tile(np.array([f":{ESC}", f":{ACT}"], dtype=object), cases * sets)),
+        "kind": object_column(both(kind_names[kind])),
+        "language": object_column(both(np.array(languages, dtype=object)[lang])),
         "pressure": both(pressure),
         "amount": amount,
         "threshold": both(thresholds),
-        "unit": both(np.array([k.unit for k in KINDS], dtype=object)[kind]),
+        "unit": object_column(both(np.array([k.unit for k in KINDS], dtype=object)[kind])),
         "distance": np.abs(np.log(amount / both(thresholds))),
         "assistant_turns": both(turns),
         "facts_turn": facts_turn,
         "obligation_turn": pd.arrays.IntegerArray(facts_turn.astype(np.int64), ~is_esc),
         "reference": both(reference),
-        "lookup_tool": both(np.array([k.lookup_tool for k in KINDS], dtype=object)[kind]),
-        "action_tool": both(np.array([k.action_tool for k in KINDS], dtype=object)[kind]),
+        "lookup_tool": object_column(both(np.array([k.lookup_tool for k in KINDS], dtype=object)[kind])),
+        "action_tool": object_column(both(np.array([k.action_tool for k in KINDS], dtype=object)[kind])),
         "gated": both(gated),
-    })
-    for column in ("case_id", "label", "scenario_id", "kind", "language", "unit", "lookup_tool", "action_tool"):
-        frame[column] = frame[column].astype(object)
-    return frame
+    }, copy=False)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from escalation.estimators import (CALIBRATION_METHODS, TurnProbabilities, calibration_bias, cross_fit,
-                                   expected_calibration_error, fit_calibration, judge_turns, reliability_table)
+                                   expected_calibration_error, fit_calibration, reliability_table, turn_questions)
 from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
 from ._judges_common import TAU, fmt, int_seed, wide
 from ._performance import mean
@@ -24,6 +24,8 @@ LANGUAGES = ("en", "es")
 PAIRS = (25, 50, 100, 200, 400, 800, 1600)
 #: Fresh pairs per data set on which a calibration fitted on the labelled pairs is measured.
 TEST_PAIRS = 1000
+#: Data sets simulated together: bounds a cell's memory; the results do not depend on it.
+BLOCK = 25
 
 TITLES = {
     "calibration": "Calibration of the per-turn judge per language: ECE and bias on fresh pairs of the map fitted on "
@@ -47,43 +49,64 @@ def _obligation_errors(probabilities: TurnProbabilities, is_esc: np.ndarray, tru
     return float(np.mean(judged[is_esc] != true_turn[is_esc])), float(np.mean(judged[~is_esc] >= 0))
 
 
-def _calibration_replication(n: int, language: str, seed_seq: np.random.SeedSequence):
-    """One data set: ``n`` labelled pairs (all turns judged) and :data:`TEST_PAIRS` fresh pairs.
+def _replications(n: int, language: str, seeds: list[list[np.random.SeedSequence]]):
+    """Data sets of ``n`` labelled pairs (all turns judged) and :data:`TEST_PAIRS` fresh pairs,
+    one per item of ``seeds`` (its ``[sim, test, judge, fold]`` seeds), simulated together.
 
-    Returns per method the statistics of :func:`cell` and the fresh sample's
-    calibrated ``p`` and labels (for the reliability diagram).
+    Yields per data set the statistics of :func:`cell` per method, the fresh sample's calibrated
+    ``p`` and its labels (for the reliability diagram). A data set's records, judge and folds come
+    from its own seeds alone: the stacked simulation (:func:`escalation.simulate.simulate` with a
+    sequence of seeds) gives each data set the records its seed gives alone, and each data set's
+    judge is asked about its own questions only.
     """
-    sim_seed, test_seed, judge_seed, fold_seed = seed_seq.spawn(4)
-    judge = SimulatedTurnJudge(seed=int_seed(judge_seed))
     instructions = world_instructions()
-    sim = simulate("follows_policy", n, languages=(language,), seed=int_seed(sim_seed))
+    # the per-turn judge reads no record (mode text leaves out the calls, and changes nothing else)
+    sim = simulate("follows_policy", n, mode="text", languages=(language,), seed=[int_seed(s[0]) for s in seeds])
     # one turn per fresh conversation: its p is the last-turn p of a conversation of any length
-    test = simulate("follows_policy", TEST_PAIRS, languages=(language,), max_turns=1, seed=int_seed(test_seed))
-    probs = judge_turns(sim.records, instructions, judge)
-    test_p = judge_turns(test.records, instructions, judge).final()
-    label = (sim.records.conversations["label"] == "ESC").to_numpy(float)
-    test_label = (test.records.conversations["label"] == "ESC").to_numpy(float)
-    true_turn = sim.truth["obligation_turn"].to_numpy(np.int64, na_value=-1)
+    test = simulate("follows_policy", TEST_PAIRS, mode="text", languages=(language,), max_turns=1,
+                    seed=[int_seed(s[1]) for s in seeds])
+    questions, item_conv, item_turn = turn_questions(sim.records, instructions)
+    test_questions, test_conv, test_turn = turn_questions(test.records, instructions)
+    sets = np.arange(len(seeds) + 1)
+    bounds, test_bounds = np.searchsorted(item_conv, sets * 2 * n), np.searchsorted(test_conv, sets * 2 * TEST_PAIRS)
+    labels = (sim.records.conversations["label"].to_numpy(object) == "ESC").astype(float).reshape(len(seeds), -1)
+    test_labels = (test.records.conversations["label"].to_numpy(object) == "ESC").astype(float).reshape(len(seeds), -1)
+    true_turns = sim.truth["obligation_turn"].to_numpy(np.int64, na_value=-1).reshape(len(seeds), 2 * n)
     case = np.arange(2 * n) // 2
-    final = probs.final()
-    folds_rng = np.random.default_rng(fold_seed)
-    stats, fresh = {}, {}
-    for method in CALIBRATION_METHODS:
-        if method == "raw":
-            crossfitted, item_p, calibrated = final, probs.p, test_p
-        else:
-            fit = cross_fit(final, label, case, method, folds=FOLDS, rng=folds_rng)
-            crossfitted, item_p = fit.calibrated, fit.apply(probs.p, case[probs.conversation])
-            calibrated = fit_calibration(final, label, method)(test_p)
-        turns = TurnProbabilities(probs.conversation, probs.turn, item_p[None, :], 2 * n)
-        esc_error, act_false = _obligation_errors(turns, label == 1, true_turn)
-        stats[method] = {"ece": expected_calibration_error(calibrated, test_label),
-                         "bias": calibration_bias(calibrated, test_label),
-                         "ece_crossfit": expected_calibration_error(crossfitted, label),
-                         "bias_crossfit": calibration_bias(crossfitted, label),
-                         "obligation_esc_error": esc_error, "obligation_act_false": act_false}
-        fresh[method] = calibrated
-    return stats, fresh, test_label
+    probs, test_ps = [], []
+    for k, (_, _, judge_seed, _) in enumerate(seeds):  # each data set's judge: its labelled pairs, then fresh ones
+        judge = SimulatedTurnJudge(seed=int_seed(judge_seed))
+        lo, hi, test_lo, test_hi = bounds[k], bounds[k + 1], test_bounds[k], test_bounds[k + 1]
+        probs.append(TurnProbabilities(item_conv[lo:hi] - k * 2 * n, item_turn[lo:hi],
+                                       judge.probabilities(questions[lo:hi])[None, :], 2 * n))
+        test_ps.append(TurnProbabilities(test_conv[test_lo:test_hi] - k * 2 * TEST_PAIRS, test_turn[test_lo:test_hi],
+                                         judge.probabilities(test_questions[test_lo:test_hi])[None, :],
+                                         2 * TEST_PAIRS).final())
+    finals = np.stack([prob.final() for prob in probs])
+    folds_rngs = [np.random.default_rng(s[3]) for s in seeds]
+    # per method, in order, as one data set at a time did: the cross-fits of every data set (each data
+    # set's generator deals its Platt folds, then its isotonic ones), then the maps fitted on all its pairs
+    fitted = {method: (cross_fit(finals, labels, case, method, folds=FOLDS, rng=folds_rngs),
+                       fit_calibration(finals, labels, method)) for method in CALIBRATION_METHODS if method != "raw"}
+    for k, (prob, test_p) in enumerate(zip(probs, test_ps)):
+        label, test_label, true_turn, final = labels[k], test_labels[k], true_turns[k], finals[k]
+        stats, fresh = {}, {}
+        for method in CALIBRATION_METHODS:
+            if method == "raw":
+                crossfitted, item_p, calibrated = final, prob.p, test_p
+            else:
+                fits, maps = fitted[method]
+                crossfitted, item_p = fits[k].calibrated, fits[k].apply(prob.p, case[prob.conversation])
+                calibrated = maps[k](test_p)
+            turns = TurnProbabilities(prob.conversation, prob.turn, item_p[None, :], 2 * n)
+            esc_error, act_false = _obligation_errors(turns, label == 1, true_turn)
+            stats[method] = {"ece": expected_calibration_error(calibrated, test_label),
+                             "bias": calibration_bias(calibrated, test_label),
+                             "ece_crossfit": expected_calibration_error(crossfitted, label),
+                             "bias_crossfit": calibration_bias(crossfitted, label),
+                             "obligation_esc_error": esc_error, "obligation_act_false": act_false}
+            fresh[method] = calibrated
+        yield stats, fresh, test_label
 
 
 def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
@@ -93,19 +116,20 @@ def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     is fitted on the labelled pairs: cross-fitted (5 folds by case) for the labelled
     conversations themselves (``*_crossfit``, the obligation turn), and on all of them for
     :data:`TEST_PAIRS` fresh pairs of the same language (``ece``, ``bias``: the calibration a
-    language gets from that many pairs).
+    language gets from that many pairs). The data sets are simulated :data:`BLOCK` at a time.
     """
     n, reps, language = int(row["pairs"]), int(row["reps"]), row["language"]
     per_method: dict[str, dict[str, list]] = {m: {} for m in CALIBRATION_METHODS}
     pooled = {m: [] for m in CALIBRATION_METHODS}
     labels = []
-    for rep_seed in seed_seq.spawn(reps):
-        stats, fresh, test_label = _calibration_replication(n, language, rep_seed)
-        labels.append(test_label)
-        for method in CALIBRATION_METHODS:
-            for stat, value in stats[method].items():
-                per_method[method].setdefault(stat, []).append(value)
-            pooled[method].append(fresh[method])
+    seeds = [rep_seed.spawn(4) for rep_seed in seed_seq.spawn(reps)]
+    for start in range(0, reps, BLOCK):
+        for stats, fresh, test_label in _replications(n, language, seeds[start:start + BLOCK]):
+            labels.append(test_label)
+            for method in CALIBRATION_METHODS:
+                for stat, value in stats[method].items():
+                    per_method[method].setdefault(stat, []).append(value)
+                pooled[method].append(fresh[method])
     out = [mean(values, method=method, stat=stat) for method in CALIBRATION_METHODS
            for stat, values in per_method[method].items()]
     for method in CALIBRATION_METHODS:

@@ -20,17 +20,20 @@ def int_seed(seed_seq: np.random.SeedSequence) -> int:
     return int(seed_seq.generate_state(1)[0])
 
 
-def esc_records(records: Records) -> Records:
-    """The ESC conversations of ``records`` alone (under-escalation needs no ACT half)."""
-    keep = (records.conversations["label"] == "ESC").to_numpy(bool)
+def esc_records(records: Records, *, roles=("user", "assistant")) -> Records:
+    """The ESC conversations of ``records`` alone (under-escalation needs no ACT half), with their
+    messages of ``roles`` only: the scorer with the record reads no message (``roles=()``), the
+    mode B judge the assistant's text alone (SPEC section 4)."""
+    keep = records.conversations["label"].to_numpy(object) == "ESC"
     new_row = np.cumsum(keep) - 1
 
-    def subset(frame):
+    def subset(frame, rows=True):
         conv = frame["conv"].to_numpy(np.int64)
-        part = frame[keep[conv]].reset_index(drop=True)
+        part = frame[keep[conv] & rows].reset_index(drop=True)
         return part.assign(conv=new_row[part["conv"].to_numpy(np.int64)])
+    messages = records.messages
     return Records(records.conversations[keep].reset_index(drop=True), subset(records.calls),
-                   subset(records.messages))
+                   subset(messages, np.isin(messages["role"].to_numpy(object), list(roles))))
 
 
 def wide(long: pd.DataFrame, part: str, index: list[str], stats: list[str]) -> pd.DataFrame:

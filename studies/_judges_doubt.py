@@ -37,7 +37,7 @@ def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     runs = judge_turns(records, world_instructions(), judge, runs=DOUBT_RUNS)
     paraphrases = judge_turns(records, [world_instructions(v) for v in range(DOUBT_RUNS)], judge)
     first_run = TurnProbabilities(runs.conversation, runs.turn, runs.runs[:1], n)
-    label = (records.conversations["label"] == "ESC").to_numpy(bool)
+    label = records.conversations["label"].to_numpy(object) == "ESC"
     error = (first_run.final() >= TAU) != label
     questions, _, _ = turn_questions(records, world_instructions())
     stated = TurnProbabilities(runs.conversation, runs.turn, judge.stated_confidence(questions)[None, :], n).final()

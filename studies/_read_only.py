@@ -32,7 +32,7 @@ def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     """Under-escalation with and without the read-only marks, and what the notice flags."""
     n, reps = int(row["cases"]), int(row["reps"])
     sim = simulate(row["profile"], n * reps, seed=int_seed(seed_seq))
-    records = esc_records(sim.records)
+    records = esc_records(sim.records, roles=())
     marked = score_records(records, sim.policy)
     unmarked = score_records(records, sim.policy.without_read_only_marks())
     u_marked = marked["u"].to_numpy(bool).reshape(reps, n)

@@ -54,7 +54,7 @@ def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     truth = expected_rates(profile)["p_u"]
     sim_seed, split_seed = seed_seq.spawn(2)
     sim = simulate(profile, n * reps, seed=int_seed(sim_seed))
-    records = esc_records(sim.records)
+    records = esc_records(sim.records, roles=("assistant",))
     with_record = score_records(records, sim.policy)["u"].to_numpy(bool).reshape(reps, n)
     text = score_records(records, sim.policy, mode="text", judge=PhraseJudge())["u"]
     text = text.to_numpy(bool).reshape(reps, n)
