@@ -356,44 +356,51 @@ def _ratio_distribution(y, n, present, clusters, smallest):
     empirical = empirical.reshape(D, span_y, span_n)
     grid_y = clusters.max() * (span_y - 1) + 1
     grid_n = clusters.max() * (span_n - 1) + 1
-    # the k-fold convolution, as a power of the Fourier transform (1-d when sizes are equal)
+    # the k-fold convolution, as a power of the Fourier transform (1-d when sizes are equal); the
+    # 2-d transform is rfftn's, the last axis transformed before the padding of the other
     if grid_n == 1:
         length = fft.next_fast_len(grid_y, real=True)
         transform = fft.rfft(empirical[:, :, 0], n=length, axis=-1)
-        pmf = fft.irfft(_power(transform, clusters), n=length, axis=-1)[:, :grid_y]
+        pmf = fft.irfft(_power(transform, clusters), n=length, axis=-1, overwrite_x=True)[:, :grid_y]
     else:
         shape = (fft.next_fast_len(grid_y, real=True), fft.next_fast_len(grid_n, real=True))
-        transform = fft.rfftn(empirical, s=shape, axes=(1, 2))
-        pmf = fft.irfftn(_power(transform, clusters), s=shape, axes=(1, 2))[:, :grid_y, :grid_n]
+        transform = fft.fft(fft.rfft(empirical, n=shape[1], axis=2), n=shape[0], axis=1)
+        pmf = fft.irfftn(_power(transform, clusters), s=shape, axes=(1, 2), overwrite_x=True)[:, :grid_y, :grid_n]
     pmf = np.ascontiguousarray(pmf.reshape(D, -1))
     pmf[pmf < _PMF_FLOOR] = 0.0
     totals = pmf.sum(axis=-1, keepdims=True)
-    pmf /= np.where(totals > 0, totals, 1.0)
     pmf[totals[:, 0] == 0, 0] = 1.0  # data sets without clusters: a placeholder, masked later
-    # values that no data set can reach are dropped
+    # values that no data set can reach are dropped; a value (Y*, N* - k n_min) is the ratio Y* / N*, so
+    # the data sets of the same (clusters, smallest size) share their support and its order
     reachable = np.flatnonzero(pmf.any(axis=0))
-    pmf = np.ascontiguousarray(pmf[:, reachable])
-    denominators = (np.maximum(clusters, 1) * smallest)[:, None] + (reachable % grid_n)[None, :]
-    support = (reachable // grid_n)[None, :] / denominators
-    if grid_n > 1:
-        order = np.argsort(support, axis=-1, kind="stable")
-        support = np.take_along_axis(support, order, axis=-1)
-        pmf = np.take_along_axis(pmf, order, axis=-1)
+    _, first, group = np.unique(clusters * (smallest.max() + 1) + smallest, return_index=True, return_inverse=True)
+    group = group.ravel()
+    values = (reachable // grid_n)[None, :] / ((np.maximum(clusters, 1) * smallest)[first, None]
+                                               + (reachable % grid_n)[None, :])
+    order = np.argsort(values, axis=-1, kind="stable")
+    support = np.take_along_axis(values, order, axis=-1)[group]
+    columns = reachable[order]
+    if len(first) == 1:
+        pmf = pmf[:, columns[0]]
+    else:
+        pmf = np.take_along_axis(pmf, columns[group], axis=-1)
+    pmf /= np.where(totals > 0, totals, 1.0)
     return support, pmf
 
 
 def _power(transform, exponents):
-    """``transform[d] ** exponents[d]``; by repeated squaring in place when all exponents are equal."""
+    """``transform[d] ** exponents[d]``; by repeated squaring when all exponents are equal (``transform`` is
+    overwritten then)."""
     if np.any(exponents != exponents[0]):
         return transform ** exponents.reshape((-1,) + (1,) * (transform.ndim - 1))
-    exponent, result, base = int(exponents[0]), np.ones_like(transform), transform.copy()
+    exponent, result, base = int(exponents[0]), None, transform
     while exponent:
         if exponent & 1:
-            result *= base
+            result = base.copy() if result is None else np.multiply(result, base, out=result)
         exponent >>= 1
         if exponent:
             base *= base
-    return result
+    return np.ones_like(transform) if result is None else result
 
 
 def _multiplicities(clusters, weights, n_resamples, rng):

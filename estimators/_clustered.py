@@ -22,7 +22,7 @@ import numpy as np
 from ._bootstrap import DegenerateIntervalWarning, cluster_bootstrap
 from ._constants import DEFAULT_INTERVAL, INTERVAL_METHODS, RHO_BOUND_LEVEL, WILSON_METHODS
 from ._design import RHO_WHEN_UNDEFINED, ClusterSums, _anova, design_of_sums
-from ._intervals import ConfidenceInterval, wilson_interval
+from ._intervals import ConfidenceInterval, _once_when_constant, wilson_interval
 
 __all__ = ["INTERVAL_METHODS", "DEFAULT_INTERVAL", "RHO_BOUND_LEVEL", "clustered_interval", "rho_upper_bound",
            "korn_graubard_size", "check_interval_method",
@@ -74,7 +74,8 @@ def _rho_bound(sums: ClusterSums, level: float):
     k, N = sums.clusters, sums.n
     _, msb, msw, n0 = _anova(sums)
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = fdtri(np.maximum(k - 1, 1), np.maximum(N - k, 1), 1.0 - level)
+        q = _once_when_constant(lambda dfn, dfd: fdtri(dfn, dfd, 1.0 - level), np.maximum(k - 1, 1),
+                                np.maximum(N - k, 1))
         ratio = (msb / msw) / q
         bound = (ratio - 1.0) / (ratio + n0 - 1.0)
     undefined = (k < 2) | (N - k <= 0) | ~(msw > 1e-12) | ~np.isfinite(bound)
@@ -114,14 +115,19 @@ def clustered_interval(totals, sizes, method: str = DEFAULT_INTERVAL, *, confide
     ----------
     totals, sizes : array_like, shape (..., k)
         Ones and conversations of each cluster, clusters on the last axis (size 0 = absent);
-        leading axes are data sets.
+        leading axes are data sets. For a method of :data:`WILSON_METHODS` ``totals`` may be
+        the :class:`ClusterSums` of the data instead, ``sizes`` then None: the methods are
+        functions of these sums, and several methods on the same data then take one pass over
+        the clusters.
     method : str
         One of :data:`INTERVAL_METHODS`.
     confidence : float
         Two-sided level.
-    rho : float, optional
-        A fixed intra-cluster correlation for the Wilson-Kish methods (``--rho``); the
-        Korn-Graubard and bootstrap intervals do not use one.
+    rho : float or array_like, optional
+        A fixed intra-cluster correlation for the Wilson-Kish methods (``--rho``), broadcast
+        against the data sets (rhos of shape ``(r, 1)`` give ``r`` intervals of each of the
+        data sets of ``totals`` of shape ``(D, k)``); the Korn-Graubard and bootstrap intervals
+        do not use one.
     rng : numpy.random.Generator
         Needed by the bootstrap methods only.
     n_resamples : int
@@ -151,6 +157,8 @@ def clustered_interval(totals, sizes, method: str = DEFAULT_INTERVAL, *, confide
       (Davison & Hinkley 1997, section 3.8; Efron & Tibshirani 1993, section 14.3).
     """
     check_interval_method(method)
+    if isinstance(totals, ClusterSums):
+        return interval_of_sums(totals, method, confidence=confidence, rho=rho)
     if method.startswith("bootstrap"):
         if rng is None:
             raise ValueError(f"the {method} interval needs a random generator (rng=)")

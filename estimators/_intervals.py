@@ -55,6 +55,19 @@ def z_value(confidence: float = 0.95) -> float:
     return _STANDARD_NORMAL.inv_cdf(level) if level < 1.0 else math.inf
 
 
+def _once_when_constant(function, *args) -> np.ndarray:
+    """``function(*args)`` over the broadcast arguments, evaluated once when they are constant.
+
+    The t and F quantiles of intervals over many data sets (a study's replications, the states
+    of an exact enumeration) mostly share their degrees of freedom: the same array, at the cost
+    of one value.
+    """
+    args = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in args))
+    if args[0].size and all((a == a.flat[0]).all() for a in args):
+        return np.full(args[0].shape, function(*(a.flat[0] for a in args)))
+    return np.asarray(function(*args))
+
+
 def critical_value(confidence: float = 0.95, df=None):
     """Two-sided critical value: the normal quantile, or Student's t on ``df`` degrees of freedom.
 
@@ -66,8 +79,9 @@ def critical_value(confidence: float = 0.95, df=None):
     from scipy.special import stdtrit  # here: the normal quantile alone needs no scipy
 
     df = np.asarray(df, dtype=float)
+    level = 0.5 + float(confidence) / 2.0
     with np.errstate(invalid="ignore"):
-        t = stdtrit(np.where(df >= 1, df, 1.0), 0.5 + float(confidence) / 2.0)
+        t = _once_when_constant(lambda d: stdtrit(d, level), np.where(df >= 1, df, 1.0))
     return np.where(df >= 1, t, np.nan)
 
 

@@ -58,10 +58,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from scipy import stats
 
-from escalation.estimators import (WILSON_METHODS, DegenerateIntervalWarning, cluster_bootstrap, clustered_interval,
-                                   exact_coverage, exact_coverages)
+from escalation.estimators import (WILSON_METHODS, ClusterSums, DegenerateIntervalWarning, cluster_bootstrap,
+                                   clustered_interval, exact_coverage, exact_coverages)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import cluster_pmf
 from ._constants import COVERAGE_METHODS as METHODS, COVERAGE_ORACLES as ORACLES, COVERAGE_SEED as DEFAULT_SEED
@@ -233,11 +234,13 @@ def _simulate(row: dict, sizes: np.ndarray, rng: np.random.Generator, size: int)
 def _intervals(row: dict, sizes: np.ndarray, totals: np.ndarray, rng: np.random.Generator, bootstrapped: int) -> dict:
     """Every method's interval for each data set: ``{method: (low, high)}``; the bootstraps for the first
     ``bootstrapped`` data sets only."""
-    out = {"wilson": clustered_interval(totals, sizes, "wilson-kish", confidence=CONFIDENCE, rho=0.0),
-           "wilson-kish-true-rho": clustered_interval(totals, sizes, "wilson-kish", confidence=CONFIDENCE,
-                                                      rho=float(row["rho_outcome"]))}
+    sums = ClusterSums.of(totals, sizes)  # what the Wilson-type methods read: one pass over the clusters
+    # the two oracles in one call: a column of fixed rhos broadcasts against the data sets
+    low, high = clustered_interval(sums, None, "wilson-kish", confidence=CONFIDENCE,
+                                   rho=np.array([[0.0], [float(row["rho_outcome"])]]))
+    out = {"wilson": (low[0], high[0]), "wilson-kish-true-rho": (low[1], high[1])}
     for method in WILSON_METHODS:
-        out[method] = clustered_interval(totals, sizes, method, confidence=CONFIDENCE)
+        out[method] = clustered_interval(sums, None, method, confidence=CONFIDENCE)
     if bootstrapped:
         # one bootstrap distribution, read twice: what clustered_interval does for each method
         boot = cluster_bootstrap(totals[:bootstrapped], sizes, n_resamples=N_RESAMPLES, rng=rng)
@@ -332,6 +335,11 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
             "covered": {m: bool(lo <= truth <= hi) for m, (lo, hi) in picked.items()}}
 
 
+def _draw_figure(draw, table: pd.DataFrame, stem: Path, options: dict) -> list[Path]:
+    """Draw ``draw(table, **options)`` and save it as ``stem.png`` and ``stem.pdf``: one figure of the study."""
+    return save_figure(draw(table, **options), stem)
+
+
 def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False) -> pd.DataFrame:
@@ -358,24 +366,27 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
                       backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts,
                       force=force)
     coverage = table[list(COLUMNS)]
-    written = write_table(coverage, out_dir, "coverage", digits=6)
     cells = summary_cells(coverage)
+    nominal = {"nominal": CONFIDENCE}
+    jobs = []
+    for estimand in ESTIMANDS:
+        part = cells[cells["estimand"] == estimand]
+        jobs += [(coverage_by_scenarios, aggregate(part, "scenarios"), f"coverage_by_scenarios_{estimand}", nominal),
+                 (coverage_by_p, aggregate(part, "p"), f"coverage_by_p_{estimand}", nominal)]
+    jobs += [(width_against_coverage, by_range(cells), "width_against_coverage", nominal),
+             (misses_by_method, misses(cells), "misses_by_method", {})]
+    # a figure takes seconds to draw and save: the workers draw them, like the cells, while the tables are written
+    drawn = Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="all")(
+        delayed(_draw_figure)(draw, data, out_dir / stem, options) for draw, data, stem, options in jobs)
+    written = write_table(coverage, out_dir, "coverage", digits=6)
     summary, advice = summary_by_method(cells), recommendation(cells)
     written += write_table(summary, out_dir, "summary",
                            "Coverage of each interval over every cell (exact where computable)", digits=6)
     written += write_table(advice, out_dir, "recommendation", "Which interval holds 95%, by scenarios and replicas",
                            digits=6)
-    figures = []
-    for estimand in ESTIMANDS:
-        part = cells[cells["estimand"] == estimand]
-        figures += save_figure(coverage_by_scenarios(aggregate(part, "scenarios"), nominal=CONFIDENCE),
-                               out_dir / f"coverage_by_scenarios_{estimand}")
-        figures += save_figure(coverage_by_p(aggregate(part, "p"), nominal=CONFIDENCE),
-                               out_dir / f"coverage_by_p_{estimand}")
-    figures += save_figure(width_against_coverage(by_range(cells), nominal=CONFIDENCE),
-                           out_dir / "width_against_coverage")
-    figures += save_figure(misses_by_method(misses(cells)), out_dir / "misses_by_method")
-    write_report(coverage, out_dir / "report.md", seed=seed, figures=[f.name for f in figures if f.suffix == ".png"],
-                 confidence=CONFIDENCE, n_resamples=N_RESAMPLES, design=design)
+    figures = [path for paths in drawn for path in paths]
+    write_report(coverage, out_dir / "report.md", cells=cells, summary=summary, advice=advice, seed=seed,
+                 figures=[f.name for f in figures if f.suffix == ".png"], confidence=CONFIDENCE,
+                 n_resamples=N_RESAMPLES, design=design)
     record_outputs(out_dir, [*written, *figures, out_dir / "report.md"])
     return coverage
