@@ -109,3 +109,9 @@ def test_lines_opening_objects_with_the_chunks_newlines(data, rows):
     assert newlines.tolist() == [i for i, byte in enumerate(data) if byte == ord("\n")]
     expected = reference_lines_opening_objects(text, rows)
     assert _arrow._lines_opening_objects(text, rows, newlines) == _arrow._lines_opening_objects(text, rows) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40) | st.text(alphabet="NaIf:,[ x", max_size=30).map(str.encode))
+def test_the_nan_pre_test_finds_what_a_substring_search_finds(data):
+    assert _arrow._holds_nan_or_inf(memoryview(data)) == (b"NaN" in data or b"Inf" in data)
