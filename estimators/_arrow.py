@@ -14,6 +14,7 @@ path had not given yet. Both give the same records (tested).
 """
 from __future__ import annotations
 
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
@@ -242,7 +243,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
     return Records(conversations, call_frame, messages)
 
 
-# a line that does not open a JSON object: at the start of a read, and after a newline
+# a line that does not open a JSON object: at the start of a chunk, and after a newline
 _LINE_START = re.compile(rb"[ \t\r]*[^{ \t\r\n]")
 _NEXT_LINE = re.compile(rb"\n[ \t\r]*[^{ \t\r\n]")
 
@@ -253,26 +254,37 @@ _NOT_BLANK = re.compile(rb"[^ \t\r\n]")
 def _line_chunks(path, chunk_bytes: int):
     """``(bytes read, text)`` of a file, cut after a newline every ``chunk_bytes`` or so.
 
-    Raises :class:`FastPathUnavailable` at a line that does not start with ``{``, before Arrow
-    sees it: pyarrow's JSON reader (26.0) crashes the process on a top-level ``null`` line.
-    A UTF-8 byte order mark at the start is skipped, as the reference reader skips it.
+    Each read starts at the start of a line: the part of a line at the end of a read is read
+    again with the next (no copy of the chunk). A UTF-8 byte order mark at the start is
+    skipped, as the reference reader skips it.
     """
     with open(path, "rb") as handle:
-        head = handle.read(len(BOM))
-        rest, unreported = head.removeprefix(BOM), len(head)
-        while True:
-            data = handle.read(chunk_bytes)
-            whole = rest + data if rest else data
-            cut = whole.rfind(b"\n") + 1 if data else len(whole)
-            text, rest = memoryview(whole)[:cut], whole[cut:]
-            if _LINE_START.match(text) or _NEXT_LINE.search(text):
-                raise FastPathUnavailable("a line that is not a JSON object")
-            if not data:
-                if cut:
-                    yield unreported, text
-                return
-            yield len(data) + unreported, text
+        unreported = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        handle.seek(unreported)
+        while data := handle.read(chunk_bytes):
+            cut = data.rfind(b"\n") + 1
+            while not cut:  # a line longer than chunk_bytes
+                more = handle.read(chunk_bytes)
+                data += more
+                cut = data.rfind(b"\n") + 1 if more else len(data)
+            handle.seek(cut - len(data), os.SEEK_CUR)
+            yield cut + unreported, memoryview(data)[:cut]
             unreported = 0
+
+
+def _lines_starting_objects(text, newlines) -> int:
+    """The number of lines of ``text`` whose first byte is ``{``.
+
+    Raises :class:`FastPathUnavailable` at a line that does not start with ``{`` after blanks,
+    before Arrow sees it: pyarrow's JSON reader (26.0) crashes the process on a top-level
+    ``null`` line. ``newlines``: :func:`_newlines` of ``text``.
+    """
+    chars = np.frombuffer(text, np.uint8)
+    after = newlines[newlines < chars.size - 1] + 1  # the first byte of each line after the first
+    at_start = int(np.count_nonzero(chars[after] == ord("{"))) + int(chars[0] == ord("{"))
+    if at_start != after.size + 1 and (_LINE_START.match(text) or _NEXT_LINE.search(text)):
+        raise FastPathUnavailable("a line that is not a JSON object")
+    return at_start
 
 
 # a value that Arrow's parser takes and JSON (and the reference reader) does not: NaN, Inf, Infinity
@@ -305,7 +317,10 @@ def _holds_nan_or_inf(text) -> bool:
     this looks at the rare capitals only, in NumPy, which releases the GIL)."""
     chars = np.frombuffer(text, np.uint8)
     for word in (b"NaN", b"Inf"):
-        at = np.flatnonzero(chars[:-2] == word[0])
+        first = chars[:-2] == word[0]
+        if not first.any():
+            continue
+        at = np.flatnonzero(first)
         if ((chars[at + 1] == word[1]) & (chars[at + 2] == word[2])).any():
             return True
     return False
@@ -324,12 +339,13 @@ def _check_depth(text, newlines=None) -> None:
     """Refuse (:class:`FastPathUnavailable`) a chunk with a line that may nest deeper than
     :data:`JSON_DEPTH_LIMIT`: Arrow reads any depth in a field it skips, the reference reader
     stops. A line opens at most as many levels as it has ``[`` and ``{`` (within strings too), and
-    has at least as many bytes: only lines longer than the limit are counted, and one with more
-    than the limit goes to the reference reader, which decides. ``newlines``: :func:`_newlines`
-    of ``text``, if already found."""
+    a line that Arrow parses closes each level it opens: only lines longer than twice the limit
+    can nest deeper. Their ``[`` and ``{`` are counted, and a line with more than the limit goes
+    to the reference reader, which decides. ``newlines``: :func:`_newlines` of ``text``, if
+    already found."""
     ends = np.append(_newlines(text) if newlines is None else newlines, len(text))
     starts = np.concatenate([[0], ends[:-1] + 1])
-    long = np.flatnonzero(ends - starts > JSON_DEPTH_LIMIT)
+    long = np.flatnonzero(ends - starts > 2 * JSON_DEPTH_LIMIT)
     if not long.size:
         return
     data = bytes(text)
@@ -338,17 +354,13 @@ def _check_depth(text, newlines=None) -> None:
             raise FastPathUnavailable(f"a line that may nest deeper than {JSON_DEPTH_LIMIT:,} levels")
 
 
-def _lines_opening_objects(text, rows: int, newlines=None) -> int:
+def _lines_opening_objects(text, rows: int, at_start: int) -> int:
     """The number of lines of ``text`` that open an object (``{``, after blanks at most).
 
     ``rows`` (the values Arrow read) is the likely answer: if that many lines start with
-    ``{`` itself, no line holds a second value; else RE2 counts the lines exactly.
-    ``newlines``: :func:`_newlines` of ``text``, if already found.
+    ``{`` itself (``at_start``, :func:`_lines_starting_objects`), no line holds a second value;
+    else RE2 counts the lines exactly.
     """
-    chars = np.frombuffer(text, np.uint8)
-    newlines = _newlines(text) if newlines is None else newlines
-    after = newlines[newlines < chars.size - 1] + 1  # the first byte of each line after the first
-    at_start = int(np.count_nonzero(chars[after] == ord("{"))) + int(chars[0] == ord("{"))
     if at_start == rows:
         return rows
     return pc.count_substring_regex(_as_one_value(text, pa.large_binary()), r"(?m)^[ \t\r]*\{")[0].as_py()
@@ -358,8 +370,9 @@ def _parse(text, parse_options):
     """One chunk of JSON lines as a single Arrow record batch (None when it has no line)."""
     if not _NOT_BLANK.search(text):
         return None
-    _check_json_lines(text)
     newlines = _newlines(text)
+    at_start = _lines_starting_objects(text, newlines)
+    _check_json_lines(text)
     _check_depth(text, newlines)
     block = 1 << 21  # Arrow parses blocks of this size in parallel; a longer line needs one block
     try:
@@ -370,7 +383,7 @@ def _parse(text, parse_options):
             raise
         table = pj.read_json(pa.BufferReader(text), read_options=pj.ReadOptions(block_size=len(text) + 1),
                              parse_options=parse_options)
-    if _lines_opening_objects(text, table.num_rows, newlines) != table.num_rows:
+    if _lines_opening_objects(text, table.num_rows, at_start) != table.num_rows:
         raise FastPathUnavailable("a line that holds more than one JSON value")
     return table.combine_chunks().to_batches()[0] if table.num_rows else None
 

@@ -41,17 +41,25 @@ class LogInput:
     path: Path
     name: str
 
-    def describe(self) -> dict:
-        """Path, size in bytes and SHA-256 of the log (of a folder: of its files, by relative name)."""
+    def describe(self, stop=None) -> dict | None:
+        """Path, size in bytes and SHA-256 of the log (of a folder: of its files, by relative name).
+
+        ``stop``: a :class:`threading.Event`; once it is set, the hashing stops within a
+        megabyte and None is returned (a caller hashing in the background has no more use for it).
+        """
         if self.path.is_dir():
             files = sorted(p for p in self.path.rglob("*") if p.is_file())
             digest = hashlib.sha256()
             for file in files:
+                if (file_digest := _sha256(file, stop)) is None:
+                    return None
                 digest.update(str(file.relative_to(self.path)).encode("utf-8") + b"\0" +
-                              _sha256(file).encode("ascii") + b"\n")
+                              file_digest.encode("ascii") + b"\n")
             return {"path": self.name, "files": len(files), "bytes": sum(f.stat().st_size for f in files),
                     "sha256": digest.hexdigest()}
-        return {"path": self.name, "bytes": self.path.stat().st_size, "sha256": _sha256(self.path)}
+        if (file_digest := _sha256(self.path, stop)) is None:
+            return None
+        return {"path": self.name, "bytes": self.path.stat().st_size, "sha256": file_digest}
 
 
 @dataclass
@@ -87,10 +95,12 @@ def describe_file(path) -> dict | None:
     return None if path is None else LogInput(Path(path), str(path)).describe()
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: Path, stop=None) -> str | None:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
+            if stop is not None and stop.is_set():
+                return None
             digest.update(block)
     return digest.hexdigest()
 

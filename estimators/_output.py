@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import queue
 import re
 import socket
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -469,17 +471,45 @@ class OutputFile:
         self._sha256.update(data)
         self.bytes += len(data)
 
-    def writelines(self, lines, *, block: int = 1 << 20) -> None:
+    def writelines(self, lines, *, block: int = 1 << 20, queued: int = 4) -> None:
         """Write byte ``lines`` (or blocks of lines, :func:`conversation_blocks`), about ``block`` bytes
-        at a time (a longer block as it is)."""
-        part, size = [], 0
-        for line in lines:
-            part.append(line)
-            size += len(line)
-            if size >= block:
-                self.write(b"".join(part))
-                part, size = [], 0
-        self.write(b"".join(part))
+        at a time (a longer block as it is).
+
+        A thread writes and hashes the blocks (both release the GIL) while the caller makes the
+        next ones; at most ``queued`` blocks wait for it. An error of the writing stops the
+        taking of ``lines`` at the next block, and is raised here.
+        """
+        blocks, failed = queue.Queue(maxsize=queued), []
+        writer = threading.Thread(target=self._write_queued, args=(blocks, failed), name="escalation-writer",
+                                  daemon=True)
+        writer.start()
+        try:
+            part, size = [], 0
+            for line in lines:
+                part.append(line)
+                size += len(line)
+                if size >= block:
+                    if failed:
+                        break
+                    blocks.put(b"".join(part))
+                    part, size = [], 0
+            else:
+                blocks.put(b"".join(part))
+        finally:
+            blocks.put(None)
+            writer.join()
+        if failed:
+            raise failed[0]
+
+    def _write_queued(self, blocks, failed) -> None:
+        """:meth:`write` each block of ``blocks`` until None; the first error goes to ``failed``
+        and the blocks after it are taken and dropped."""
+        while (data := blocks.get()) is not None:
+            if not failed:
+                try:
+                    self.write(data)
+                except BaseException as err:  # raised again by writelines, in the caller's thread
+                    failed.append(err)
 
     def close(self) -> dict:
         """Finish writing; ``{"bytes": ..., "sha256": ...}`` of what was written."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -93,7 +95,10 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
     """
     mode = check_mode(mode)
     design = {"confidence": confidence, "rho": rho, "interval": check_interval_method(interval), "seed": seed}
-    with log_inputs(path) as inputs:
+    done = threading.Event()
+    with log_inputs(path) as inputs, ThreadPoolExecutor(max_workers=1) as background:
+        # the logs' SHA-256 for the provenance, hashed on the core that the scoring leaves free
+        described = background.submit(lambda: [log.describe(stop=done) for log in inputs.logs])
         try:
             formats = [format if format != "auto" else _detect(log.path) for log in inputs.logs]
             if len(set(formats)) > 1:
@@ -106,10 +111,13 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
                              limits)
             summary, _ = _score_chunks(chunks, used, policy, mode=mode, judge=judge, design=design, plan=plan,
                                        out_dir=out_dir, labels=labels,
-                                       provenance=lambda: _provenance(inputs, used, policy, mode, design,
-                                                                      approval_escalation, provenance))
+                                       provenance=lambda: _provenance(inputs, described.result(), used, policy,
+                                                                      mode, design, approval_escalation,
+                                                                      provenance))
         except InputError as err:
             raise inputs.rename(err) from None
+        finally:
+            done.set()  # after an error, the hashing stops at once
     return summary, used
 
 
@@ -207,13 +215,14 @@ class _KeysAcrossLogs:
                          field=name)
 
 
-def _provenance(inputs, used, policy, mode, design, approval_escalation, extra) -> dict:
-    """``summary.json`` ``provenance``: what the summary was computed from (see :func:`score_file`)."""
+def _provenance(inputs, described, used, policy, mode, design, approval_escalation, extra) -> dict:
+    """``summary.json`` ``provenance``: what the summary was computed from (see :func:`score_file`);
+    ``described``: :meth:`LogInput.describe` of each of ``inputs.logs``."""
     from escalation import __version__
 
     facts = {"escalation": __version__,
              "created": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-             "inputs": [log.describe() for log in inputs.logs], "skipped": list(inputs.skipped), "format": used,
+             "inputs": described, "skipped": list(inputs.skipped), "format": used,
              "policy": {"path": policy.source, "sha256": policy.fingerprint(),
                         "contents": {k: v for k, v in policy.to_dict().items() if k != "name"}},
              "labels": None, "plan": None,

@@ -187,20 +187,26 @@ def test_a_repeated_key_found_after_the_last_chunk_names_its_line(tmp_path, monk
     (b'{"a": "x\\nnull"}\n   \n 7\n', True),
 ])
 def test_a_line_that_is_not_an_object_never_reaches_arrow(tmp_path, data, refused):
-    """pyarrow's JSON reader crashes the process on a top-level ``null`` line: the chunks that
-    feed it stop at any line not starting with ``{``, wherever the chunks cut the file; and
-    the chunks hold the whole file, in order."""
+    """pyarrow's JSON reader crashes the process on a top-level ``null`` line: a chunk with a
+    line not starting with ``{`` is refused before Arrow parses it, wherever the chunks cut the
+    file; and the chunks hold the whole file, in order, each ending at a line's end."""
     path = tmp_path / "r.jsonl"
     path.write_bytes(data)
     for size in range(1, len(data) + 1):
-        try:
-            chunks = list(_arrow._line_chunks(path, size))
-        except FastPathUnavailable:
-            assert refused, size
-        else:
-            assert not refused, size
-            assert b"".join(bytes(text) for _, text in chunks) == data
-            assert sum(read for read, _ in chunks) == len(data)
+        chunks = list(_arrow._line_chunks(path, size))
+        assert b"".join(bytes(text) for _, text in chunks) == data
+        assert sum(read for read, _ in chunks) == len(data)
+        assert all(bytes(text).endswith(b"\n") for _, text in chunks[:-1])
+        found = False
+        for _, text in chunks:
+            try:
+                _arrow._lines_starting_objects(text, _arrow._newlines(text))
+            except FastPathUnavailable:
+                found = True
+        assert found == refused, size
+    if refused:  # and the whole read refuses it too (the process survives)
+        with pytest.raises(FastPathUnavailable):
+            list(_arrow._arrow_chunks(path))
 
 
 @pytest.mark.parametrize("turn", [2**62 - 1, 2**62, 2**63 - 1, -2**63])

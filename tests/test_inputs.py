@@ -213,3 +213,23 @@ def test_a_value_given_to_a_flag_is_named_as_such():
     assert done.stderr.decode() == "error: true: no such file or folder (a flag such as --json takes no value: " \
                                    "write it alone)\n"
 
+
+
+def test_the_logs_hashed_in_the_background_stop_when_told(tmp_path):
+    """score_file hashes the logs for the provenance while it scores them; after an error it sets
+    the event and the hashing stops (describe gives None) instead of reading the rest of the log."""
+    import threading
+
+    from escalation.estimators._inputs import LogInput
+
+    (tmp_path / "folder").mkdir()
+    for path in (tmp_path / "log.jsonl", tmp_path / "folder" / "a.jsonl"):
+        path.write_bytes(b"x" * (3 << 20))
+    stop = threading.Event()
+    file, folder = LogInput(tmp_path / "log.jsonl", "log.jsonl"), LogInput(tmp_path / "folder", "folder")
+    assert file.describe()["sha256"] == hashlib.sha256(b"x" * (3 << 20)).hexdigest()
+    for log in (file, folder):
+        assert log.describe(stop=stop) == log.describe()
+        stop.set()
+        assert log.describe(stop=stop) is None
+        stop.clear()
