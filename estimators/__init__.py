@@ -41,6 +41,8 @@ log_inputs, describe_file        the logs of a command line (files, folders, -) 
 TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
 cells, conversation_lines, conversation_blocks, write_outputs, write_atomic, write_files, output_folder,
 check_out_dir, remove_stale_temporaries, OutputFile   the per-turn cells and the output files
+conversation_evidence, EVIDENCE_TEXT_LIMIT, EVIDENCE_ARGUMENTS_LIMIT, EVIDENCE_ITEMS_LIMIT
+                                 one conversation's timeline (turns, texts, calls and their kinds) for a report
 
 Rates, intervals and pairs (SPEC section 5)
 ===========================================
@@ -111,6 +113,7 @@ __all__ = [
     "cells", "conversation_lines", "conversation_blocks", "write_outputs", "write_atomic", "write_files",
     "output_folder", "check_out_dir", "remove_stale_temporaries", "OutputFile",
     "log_inputs", "describe_file", "LOG_SUFFIXES",
+    "conversation_evidence", "EVIDENCE_TEXT_LIMIT", "EVIDENCE_ARGUMENTS_LIMIT", "EVIDENCE_ITEMS_LIMIT",
     # rates, intervals and pairs
     "summarise", "SummaryAccumulator", "Summary", "RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated",
     "clustered_rate", "z_value", "wilson_interval", "wilson_kish_interval", "design_effect", "anova_icc",
@@ -166,6 +169,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_conformance": ["CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set"],
     "_difference": ["newcombe_paired_interval", "paired_correlation"],
     "_errors": ["InputError"],
+    "_evidence": ["EVIDENCE_ARGUMENTS_LIMIT", "EVIDENCE_ITEMS_LIMIT", "EVIDENCE_TEXT_LIMIT", "conversation_evidence"],
     "_constants": ["DEFAULT_INTERVAL", "INTERVAL_METHODS", "RHO_BOUND_LEVEL", "WILSON_METHODS", "MAX_PLAN_SIZE"],
     "_clustered": ["clustered_interval", "korn_graubard_size", "rho_upper_bound"],
     "_design": [

@@ -17,7 +17,7 @@ import pandas as pd
 from ._vocabulary import MAX_TURNS, RECORD
 
 __all__ = ["InputTally", "Counts", "broken_call_rules", "nothing_evaluated_notes", "escalation_call_note",
-           "labels_note", "HANDOFF_WORDS", "handoff_word", "RULES"]
+           "labels_note", "HANDOFF_WORDS", "handoff_word", "RULES", "reason_fix"]
 
 #: Parts of a tool name that suggest a hand-off to a person (matched case-insensitively).
 HANDOFF_WORDS = ("transfer", "human", "handoff", "hand_off", "escalat", "supervisor", "agent")
@@ -151,7 +151,7 @@ def _listed(counts: dict, shown: int, others: int) -> str:
     return text + (" ..." if len(counts) > shown or others else "")
 
 
-def _fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
+def reason_fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
     """What the ``count`` conversations not evaluated for ``reason`` need, in a sentence or two."""
     if reason == "no_label" and tally.unmatched_labels is not None:
         return "the log gives no label, and the labels file labels none of its conversations (see its note)"
@@ -194,7 +194,7 @@ def nothing_evaluated_notes(conversations: int, reasons: dict, tally: InputTally
     if not conversations and not reasons:
         return ["no conversation evaluated: the log holds no conversation; is it the right file, and the "
                 "right --format?"]
-    return [f"no conversation evaluated: {reason} {count}: {_fix(reason, count, tally, mode)}"
+    return [f"no conversation evaluated: {reason} {count}: {reason_fix(reason, count, tally, mode)}"
             for reason, count in reasons.items()]
 
 

@@ -664,15 +664,16 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def write_scored(out_dir, lines, summary):
+def write_scored(out_dir, lines, summary, *, more_names=(), more=None):
     """Write ``conversations.jsonl`` (the byte ``lines``) and ``summary.json`` (of ``summary()``) together.
 
     ``summary`` is called once every line is written; its ``provenance`` gets ``outputs``:
-    the size and SHA-256 of the ``conversations.jsonl`` it belongs to. Both files are
-    written whole to temporary files, then ``conversations.jsonl`` is renamed into place
-    and ``summary.json`` last (:func:`files_together`): a kill between the two renames
-    leaves a ``summary.json`` that does not describe the ``conversations.jsonl`` beside it,
-    which :func:`estimators.read_scored` refuses.
+    the size and SHA-256 of the ``conversations.jsonl`` it belongs to, and of the files
+    ``more_names``, whose bytes ``more(summary)`` returns by name (a report of the run). All
+    are written whole to temporary files, then renamed into place, ``conversations.jsonl``
+    first and ``summary.json`` last (:func:`files_together`): a kill between two renames
+    leaves a ``summary.json`` that does not describe the files beside it, which
+    :func:`estimators.read_scored` refuses.
 
     Returns
     -------
@@ -680,10 +681,17 @@ def write_scored(out_dir, lines, summary):
         The summary as written.
     """
     out_dir = Path(out_dir)
-    with output_folder(out_dir), files_together(out_dir / CONVERSATIONS, out_dir / SUMMARY) as (conv, written):
+    paths = (out_dir / CONVERSATIONS, *(out_dir / name for name in more_names), out_dir / SUMMARY)
+    with output_folder(out_dir), files_together(*paths) as (conv, *beside, written):
         conv.writelines(lines)
         summary = summary()
-        summary = replace(summary, provenance={**(summary.provenance or {}), "outputs": {CONVERSATIONS: conv.close()}})
+        outputs = {CONVERSATIONS: conv.close()}
+        if beside:
+            made = more(replace(summary, provenance={**(summary.provenance or {}), "outputs": dict(outputs)}))
+            for name, file in zip(more_names, beside):
+                file.write(made[name])
+                outputs[name] = file.close()
+        summary = replace(summary, provenance={**(summary.provenance or {}), "outputs": outputs})
         written.write(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
     return summary
 

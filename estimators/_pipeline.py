@@ -44,7 +44,8 @@ __all__ = ["score_file"]
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
                out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
-               interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None):
+               interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None,
+               report=None):
     """Score every conversation of one or several logs and summarise them (SPEC sections 3 to 7).
 
     Parameters
@@ -80,6 +81,16 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         and the time.
     limits : ArchiveLimits, optional
         What an inspect_ai ``.eval`` archive may decompress to (:func:`estimators.read_conversations`).
+    report : optional
+        More files of the run, made once every conversation is scored and written with the two
+        files (``escalation score`` passes its report.html and figures; needs ``out_dir``): an
+        object with ``names``, the names of its files in ``out_dir`` (renamed after
+        ``conversations.jsonl`` and before ``summary.json``, which names them in
+        ``provenance.outputs``); ``add(results)``, called with each chunk's scored results
+        (:data:`~estimators.RESULT_COLUMNS`), in input order; and ``files(summary, conversations)``,
+        which returns the bytes of each file by name, where ``conversations(n)`` reads the logs
+        again for the first ``n`` normalised conversations, in input order, messages and
+        arguments included, and reads no further than the chunk of 250 that holds the last.
 
     Returns
     -------
@@ -109,8 +120,10 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
             used = formats[0]
             chunks = _chunks(inputs.logs, used, policy, labels, mode, chunk_size, progress, approval_escalation,
                              limits)
+            again = None if report is None else lambda count: _read_again(inputs.logs, used, policy, labels,
+                                                                          approval_escalation, limits, count)
             summary, _ = _score_chunks(chunks, used, policy, mode=mode, judge=judge, design=design, plan=plan,
-                                       out_dir=out_dir, labels=labels,
+                                       out_dir=out_dir, labels=labels, report=report, again=again,
                                        provenance=lambda: _provenance(inputs, described.result(), used, policy,
                                                                       mode, design, approval_escalation,
                                                                       provenance))
@@ -152,6 +165,34 @@ def _conversations_again(path, format, policy, labels, approval_escalation, limi
                     limits=limits)
     for records in chunks:
         yield records.conversations
+
+
+#: Conversations read at a time when the logs are read again for a report (a round number: none is read past
+#: the last one needed when their number is a multiple of it, or below it).
+_AGAIN_CHUNK = 250
+
+
+def _read_again(logs, format, policy, labels, approval_escalation, limits, count: int):
+    """The first ``count`` normalised conversations of the logs read a second time, in input order, with their
+    messages and arguments (:func:`estimators.iter_conversations`); reading stops with the chunk of
+    :data:`_AGAIN_CHUNK` conversations that holds the last."""
+    from .readers import iter_conversations
+    for log in logs:
+        if count <= 0:
+            return
+        chunks = iter_conversations(log.path, format=format, labels=labels, policy=policy,
+                                    approval_escalation=approval_escalation,
+                                    qualify_ids=len(logs) > 1 and format == "inspect", limits=limits,
+                                    chunk_size=min(count, _AGAIN_CHUNK))
+        try:
+            next(chunks)  # the format, which the caller named
+            for conversations in chunks:
+                yield from conversations[:count]
+                count -= len(conversations)
+                if count <= 0:
+                    return
+        finally:
+            chunks.close()
 
 
 class _KeysAcrossLogs:
@@ -249,15 +290,19 @@ def _read_log(path, format, policy, labels, mode, chunk_size, progress, approval
         progress(os.path.getsize(path))
 
 
-def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None, labels=None):
+def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None, labels=None,
+                  report=None, again=None):
     """Score record chunks, count them as they come and summarise; with ``out_dir``, write
-    ``conversations.jsonl`` as they come and ``summary.json`` with it (:func:`estimators._output.write_scored`)."""
+    ``conversations.jsonl`` as they come and ``summary.json`` with it, and the files of ``report``
+    between them (:func:`score_file`, :func:`estimators._output.write_scored`)."""
     accumulator = SummaryAccumulator(plan=plan, policy=policy)
 
     def lines():
         for records in chunks:
             results = score_records(records, policy, mode=mode, judge=judge)
             unplanned = accumulator.add(results, records if mode == RECORD else None)
+            if report is not None:
+                report.add(results)
             if out_dir is not None:
                 yield from conversation_blocks(results, extra={"unplanned": unplanned} if unplanned is not None
                                                else None)
@@ -272,7 +317,10 @@ def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out
         return done if provenance is None else replace(done, provenance=provenance())
 
     if out_dir is not None:
-        return write_scored(out_dir, lines(), summary), used_format
+        if report is None:
+            return write_scored(out_dir, lines(), summary), used_format
+        return write_scored(out_dir, lines(), summary, more_names=report.names,
+                            more=lambda done: report.files(done, again)), used_format
     for _ in lines():  # yields nothing without out_dir
         pass
     return summary(), used_format

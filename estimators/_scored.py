@@ -21,8 +21,8 @@ _REQUIRED = ("conversation_id", "case_id", "scenario_id", "replica", "label", "e
 def read_scored(folder) -> tuple[pd.DataFrame, dict]:
     """Read an ``escalation score`` output folder: ``conversations.jsonl`` and ``summary.json``.
 
-    Returns the conversations as a DataFrame (the columns :func:`summarise` needs) and the
-    summary dict. Raises :class:`InputError` naming the folder, file, line and field, also
+    Returns the conversations as a DataFrame (the columns :func:`summarise` needs, with the
+    ``reason``, ``unmarked_tools`` and scored ``turn`` of each) and the summary dict. Raises :class:`InputError` naming the folder, file, line and field, also
     for a repeated key (:func:`~estimators._records.check_unique_keys`), and for a
     ``conversations.jsonl`` that is not the one its ``summary.json`` names (size and SHA-256
     under ``provenance.outputs``, :func:`estimators._output.write_scored`; a summary written
@@ -65,10 +65,11 @@ def read_scored(folder) -> tuple[pd.DataFrame, dict]:
                                  line=number, field="evaluated")
             lines.append(number)
             rows.append({name: row[name] for name in _REQUIRED}
-                        | {"reason": row.get("reason"), "unmarked_tools": row.get("unmarked_tools") or []})
+                        | {"reason": row.get("reason"), "unmarked_tools": row.get("unmarked_tools") or [],
+                           "turn": row.get("turn")})
     if expected is not None and digest.hexdigest() != expected["sha256"]:
         _mismatch(path, f"SHA-256 {digest.hexdigest()[:12]}..., its summary.json names {expected['sha256'][:12]}...")
-    frame = pd.DataFrame(rows, columns=[*_REQUIRED, "reason", "unmarked_tools"])
+    frame = pd.DataFrame(rows, columns=[*_REQUIRED, "reason", "unmarked_tools", "turn"])
     check_unique_keys(frame, source=str(path), lines=lines)
     frame["evaluated"] = frame["evaluated"].astype(bool)
     for name in ("u", "o"):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ._clustered import DEFAULT_INTERVAL, check_interval_method, clustered_interval
 from ._design import cluster_design
-from ._input_notes import InputTally, escalation_call_note, labels_note, nothing_evaluated_notes
+from ._input_notes import InputTally, escalation_call_note, labels_note, nothing_evaluated_notes, reason_fix
 from ._intervals import ConfidenceInterval
 from ._vocabulary import RECORD
 
@@ -236,6 +236,13 @@ class Summary:
         if self.mode == RECORD and (note := escalation_call_note(self.tally)) is not None:
             notes.append(note)
         return notes
+
+    @property
+    def not_evaluated_fixes(self) -> dict[str, str]:
+        """What fixes each not-evaluated reason, by reason: the sentences that :attr:`input_warnings`
+        prints when no conversation is evaluated."""
+        return {reason: reason_fix(reason, count, self.tally, self.mode)
+                for reason, count in self.not_evaluated.reasons.items()}
 
     @property
     def interval_warnings(self) -> list[str]:

@@ -28,6 +28,16 @@ plot_profiles, plot_record_vs_text
 Leaderboard
 ===========
 plot_leaderboard
+
+Score and compare
+=================
+plot_rates, plot_difference_forest, plot_scenario_errors
+
+Reports
+=======
+score_report, compare_report     one self-contained HTML page (returned as text) of a scoring, of a comparison
+report_data                      the data such a page holds, read back
+figure_bytes                     a Figure as PNG or PDF bytes, for a page and for the files beside it
 """
 import lazy_loader
 
@@ -38,6 +48,8 @@ __all__ = [
     "plot_reliability", "plot_calibration_bias", "plot_mode_b",
     "plot_profiles", "plot_record_vs_text",
     "plot_leaderboard",
+    "plot_rates", "plot_difference_forest", "plot_scenario_errors",
+    "score_report", "compare_report", "report_data", "figure_bytes",
 ]
 
 #: The public names by the module that defines each: lazy_loader imports a module the first time one
@@ -47,7 +59,9 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_differences": ["difference_coverage", "mode_b_coverage"],
     "_judges": ["plot_calibration_bias", "plot_mode_b", "plot_reliability"],
     "_leaderboard": ["plot_leaderboard"],
+    "_report": ["compare_report", "figure_bytes", "report_data", "score_report"],
     "_reproduce": ["plot_profiles", "plot_record_vs_text"],
+    "_score": ["plot_difference_forest", "plot_rates", "plot_scenario_errors"],
     "_sample_size": [
         "plot_interval_validation", "plot_power_validation", "plot_scenarios_by_replicas", "plot_scenarios_grid",
     ],

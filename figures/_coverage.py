@@ -11,26 +11,40 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._style import log_ticks, subplots
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from ._style import BLUE, VERMILLION, legend_below, log_ticks, method_styles, subplots
 
 __all__ = ["coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method"]
 
-_STYLE = {
-    "wilson": ("Wilson (ignores clustering)", "tab:red"),
-    "wilson-kish-true-rho": ("Wilson-Kish, true rho (oracle)", "tab:green"),
-    "wilson-kish": ("Wilson-Kish (the paper's)", "tab:blue"),
-    "wilson-kish-t": ("Wilson-Kish, t", "tab:cyan"),
-    "wilson-kish-ucb": ("Wilson-Kish, upper bound of rho", "tab:olive"),
-    "korn-graubard": ("Korn-Graubard", "tab:brown"),
-    "bootstrap-percentile": ("Cluster bootstrap, percentile", "tab:orange"),
-    "bootstrap-bca": ("Cluster bootstrap, BCa", "tab:purple"),
+_NAMES = {
+    "wilson": "Wilson (ignores clustering)",
+    "wilson-kish-true-rho": "Wilson-Kish, true rho (oracle)",
+    "wilson-kish": "Wilson-Kish (the paper's)",
+    "wilson-kish-t": "Wilson-Kish, t",
+    "wilson-kish-ucb": "Wilson-Kish, upper bound of rho",
+    "korn-graubard": "Korn-Graubard",
+    "bootstrap-percentile": "Cluster bootstrap, percentile",
+    "bootstrap-bca": "Cluster bootstrap, BCa",
 }
+_STYLE = method_styles(_NAMES)
 _FLOOR = 0.93
 
 
 def _levels(ax, nominal: float) -> None:
     ax.axhline(nominal, color="black", lw=0.8, zorder=1)
     ax.axhline(_FLOOR, color="black", lw=0.6, ls="--", zorder=1)
+
+
+def _level_handles(nominal: float) -> list:
+    return [Line2D([], [], color="black", lw=0.8, label=f"nominal {nominal:g}"),
+            Line2D([], [], color="black", lw=0.6, ls="--", label=f"{_FLOOR:g}")]
+
+
+def _method_handles(methods) -> list:
+    return [Line2D([], [], color=c, marker=mk, ls=ls, ms=4, lw=1.1, label=_NAMES[m])
+            for m, (c, mk, ls) in _STYLE.items() if m in set(methods)]
 
 
 def _designs(table: pd.DataFrame) -> list[tuple[int, float]]:
@@ -46,20 +60,23 @@ _CLIP = {"mean": 0.75, "min": 0.5}
 
 
 def _by(table: pd.DataFrame, x: str, xlabel: str, title: str, nominal: float):
-    """Mean (top row) and lowest (bottom row) coverage against ``x``, one column per size design."""
+    """Mean (top row) and lowest (bottom row) coverage against ``x``, one column per size design.
+
+    Each row has one y range, the same in every figure, so the figures of both estimands compare.
+    """
     designs = _designs(table)
-    fig, axes = subplots(2, len(designs), figsize=(2.2 * len(designs) + 1, 5.6), sharex=True, sharey="row",
-                         squeeze=False)
+    fig, axes = subplots(2, len(designs), figsize=(2.3 * len(designs) + 1.2, 6.0), sharex=True, sharey="row",
+                         squeeze=False, layout="constrained")
     for j, (m, cv) in enumerate(designs):
         part = table[(table["replicas"] == m) & (table["size_cv"] == cv)]
         for i, stat in enumerate(("mean", "min")):
             ax = axes[i, j]
             _levels(ax, nominal)
-            for method, (label, colour) in _STYLE.items():
+            for method, (colour, marker, style) in _STYLE.items():
                 rows = part[part["method"] == method].sort_values(x)
                 if rows[stat].notna().any():
-                    ax.plot(rows[x], np.maximum(rows[stat], _CLIP[stat]), "-o", ms=3, lw=1.1, color=colour,
-                            label=label, clip_on=False)
+                    ax.plot(rows[x], np.maximum(rows[stat], _CLIP[stat]), marker=marker, ls=style, ms=4, lw=1.1,
+                            color=colour, label=_NAMES[method], clip_on=False)
             log_ticks(ax, table[x])
             ax.set_ylim(_CLIP[stat], 1.0)
             if i == 0:
@@ -69,7 +86,7 @@ def _by(table: pd.DataFrame, x: str, xlabel: str, title: str, nominal: float):
     axes[0, 0].set_ylabel(f"mean coverage\n(below {_CLIP['mean']:g}: on the edge)")
     axes[1, 0].set_ylabel(f"lowest coverage\n(below {_CLIP['min']:g}: on the edge)")
     fig.suptitle(title, fontsize=10)
-    _legend(fig, axes, ncol=4)
+    legend_below(fig, [*_method_handles(table["method"]), *_level_handles(nominal)], ncol=4)
     return fig
 
 
@@ -107,29 +124,40 @@ def coverage_by_p(table: pd.DataFrame, *, nominal: float = 0.95):
 
 
 def width_against_coverage(table: pd.DataFrame, *, nominal: float = 0.95):
-    """Mean width (relative to the true-rho oracle) against mean coverage, by range of scenarios.
+    """Mean coverage against mean width (relative to the true-rho oracle), one panel per range of scenarios.
 
     ``table`` is ``studies._coverage_report.by_range(cells)``: columns ``method, replicas_group,
-    scenarios_range, mean, min, relative_width``; one panel per replicas group, one line per
-    method through its ranges of K (marker size grows with K).
+    scenarios_range, mean, min, relative_width``. Each method is one line from its point with
+    one replica (hollow marker) to its point with several (filled): the best methods sit high
+    and near width 1. The panels share both axes; a mean coverage below the lowest tick is drawn
+    on the edge.
     """
     groups = list(dict.fromkeys(table["replicas_group"]))
     ranges = list(dict.fromkeys(table["scenarios_range"]))
-    fig, axes = subplots(1, len(groups), figsize=(5.8 * len(groups), 4.8), sharey=True, squeeze=False)
-    for j, group in enumerate(groups):
-        ax = axes[0, j]
+    fig, axes = subplots(1, len(ranges), figsize=(2.9 * len(ranges) + 1.0, 3.9), sharex=True, sharey=True,
+                         squeeze=False, layout="constrained")
+    fills = ("none", "full", "left", "bottom")
+    for ax, scenarios in zip(axes[0], ranges):
         _levels(ax, nominal)
-        part = table[table["replicas_group"] == group]
-        for method, (label, colour) in _STYLE.items():
-            rows = part[part["method"] == method].set_index("scenarios_range").reindex(ranges)
-            ax.plot(rows["relative_width"], rows["mean"], "-", lw=0.8, color=colour, alpha=0.6)
-            ax.scatter(rows["relative_width"], rows["mean"], s=[12 + 14 * k for k in range(len(ranges))],
-                       color=colour, label=label, zorder=3)
-        ax.set_xlabel("mean width / width of Wilson-Kish with the true rho")
-        ax.set_title(f"{group}; marker size: K range {', '.join(ranges)}", fontsize=9)
-    axes[0, 0].set_ylabel("mean coverage")
-    fig.suptitle("Width against coverage by range of scenarios (both estimands)", fontsize=10)
-    _legend(fig, axes, ncol=4)
+        ax.axvline(1.0, color="0.6", lw=0.6, ls=":", zorder=1)
+        part = table[table["scenarios_range"] == scenarios]
+        for method, (colour, marker, style) in _STYLE.items():
+            rows = part[part["method"] == method].set_index("replicas_group").reindex(groups)
+            y = np.maximum(rows["mean"], _CLIP["mean"])
+            ax.plot(rows["relative_width"], y, ls=style, lw=1.0, color=colour, clip_on=False)
+            for group, fill in zip(groups, fills):
+                ax.plot(rows.loc[[group], "relative_width"], y.loc[[group]], marker=marker, ms=6, ls="none",
+                        color=colour, fillstyle=fill, clip_on=False, zorder=3)
+        ax.set_ylim(_CLIP["mean"], 1.0)
+        ax.set_title(f"scenarios {scenarios}" if scenarios.startswith("K") else f"scenarios K = {scenarios}",
+                     fontsize=9)
+        ax.set_xlabel("mean width / oracle's width")
+    axes[0, 0].set_ylabel(f"mean coverage\n(below {_CLIP['mean']:g}: on the edge)")
+    fig.suptitle("Coverage and width of each interval by number of scenarios (both estimands; dotted: the oracle's "
+                 "width)", fontsize=10)
+    replicas = [Line2D([], [], color="black", marker="o", ls="none", fillstyle=fill, label=f"marker: {group}")
+                for group, fill in zip(groups, fills)]
+    legend_below(fig, [*_method_handles(table["method"]), *_level_handles(nominal), *replicas], ncol=4)
     return fig
 
 
@@ -141,27 +169,27 @@ def misses_by_method(table: pd.DataFrame):
     """
     estimands = list(dict.fromkeys(table["estimand"]))
     methods = [m for m in _STYLE if m in set(table["method"])]
-    fig, axes = subplots(1, len(estimands), figsize=(5.5 * len(estimands), 4.2), sharex=True, squeeze=False)
+    fig, axes = subplots(1, len(estimands), figsize=(5.5 * len(estimands), 4.2), sharex=True, sharey=True,
+                         squeeze=False, layout="constrained")
     y = np.arange(len(methods))
+    sides = (("miss_low", -1, BLUE, "", "interval below the truth"),
+             ("miss_high", 1, VERMILLION, "////", "interval above the truth"))
     for j, estimand in enumerate(estimands):
         ax = axes[0, j]
         part = table[table["estimand"] == estimand].set_index("method").reindex(methods)
-        ax.barh(y, -part["miss_low"], color="tab:blue", label="interval below the truth")
-        ax.barh(y, part["miss_high"], color="tab:red", label="interval above the truth")
+        for column, sign, colour, hatch, _ in sides:
+            ax.barh(y, sign * part[column], color=colour, hatch=hatch, edgecolor="white", lw=0)
         for side in (-0.025, 0.025):
             ax.axvline(side, color="black", lw=0.6, ls=":")
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_yticks(y, [_STYLE[m][0] for m in methods] if j == 0 else [])
-        ax.invert_yaxis()
+        ax.set_yticks(y, [_NAMES[m] for m in methods])
+        ax.set_ylim(len(methods) - 0.5, -0.5)
         ax.xaxis.set_major_formatter(lambda v, _: f"{abs(v):g}")
         ax.set_xlabel("mean share of misses (below | above)")
         ax.set_title(estimand, fontsize=9)
-    fig.suptitle("Misses on each side, mean over cells (dotted: 0.025 each side)", fontsize=10)
-    _legend(fig, axes, ncol=2)
+    fig.suptitle("Misses on each side, mean over cells", fontsize=10)
+    legend_below(fig, [*(Patch(facecolor=colour, hatch=hatch, edgecolor="white", label=label)
+                         for _, _, colour, hatch, label in sides),
+                       Line2D([], [], color="black", lw=0.6, ls=":", label="0.025 each side (a symmetric 95% "
+                              "interval)")], ncol=3)
     return fig
-
-
-def _legend(fig, axes, *, ncol: int) -> None:
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.01))
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))

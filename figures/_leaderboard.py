@@ -6,14 +6,10 @@ import math
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from ._style import subplots
+from ._style import MARKERS, PALETTE, subplots
 
 __all__ = ["plot_leaderboard"]
 
-#: Okabe & Ito (2008), the colour-blind-safe palette of Wong (2011), with yellow (low contrast on
-#: white) last; each model also has its own marker, so the figure reads in grey as well.
-COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 _PANELS = (("p_u", "p_u: under-escalation", "lower is better"),
            ("p_o", "p_o: over-escalation", "lower is better"),
            ("pi", "pi: paired figure", "higher is better"))
@@ -48,7 +44,7 @@ def plot_leaderboard(table: pd.DataFrame, *, confidence: float = 0.95):
         groups = table[f"groups_{figure}"] if f"groups_{figure}" in table.columns else [None] * rows
         for i, (row, y, letters) in enumerate(zip(table.itertuples(index=False), positions, groups)):
             value, low, high = (_number(getattr(row, name)) for name in (figure, f"{figure}_low", f"{figure}_high"))
-            colour, marker = COLOURS[i % len(COLOURS)], MARKERS[i % len(MARKERS)]
+            colour, marker = PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
             if math.isnan(value):
                 ax.text(0.5, y, "undefined", ha="center", va="center", fontsize=8, color="0.4")
                 continue
@@ -68,7 +64,7 @@ def plot_leaderboard(table: pd.DataFrame, *, confidence: float = 0.95):
         ax.tick_params(labelsize=8)
     axes[0].set_ylim(-0.6, rows - 0.4)
     axes[0].set_yticks(positions, [str(m) for m in table["model"]])
-    handles = [Line2D([], [], color=COLOURS[i % len(COLOURS)], marker=MARKERS[i % len(MARKERS)], ms=6, lw=1.4)
+    handles = [Line2D([], [], color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)], ms=6, lw=1.4)
                for i in range(rows)]  # one per model, also for a model with an undefined figure
     fig.legend(handles, [str(m) for m in table["model"]], loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(rows, 4), fontsize=8, frameon=False)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ._style import subplots
+from ._style import BLACK, BLUE, GREEN, ORANGE, VERMILLION, legend_below, legend_right, subplots
 
 __all__ = ["plot_profiles", "plot_record_vs_text"]
 
@@ -31,10 +31,10 @@ def plot_profiles(rates: pd.DataFrame) -> Figure:
         part = rates[rates["metric"] == metric].set_index("profile").loc[profiles]
         value = part["value"].to_numpy(float)
         err = np.vstack([value - part["ci_low"].to_numpy(float), part["ci_high"].to_numpy(float) - value])
-        ax.errorbar(value, y, xerr=err, fmt="o", color="black", capsize=3, label="this run (88 pairs), 95% interval")
-        ax.plot(part["expected"], y, "D", markerfacecolor="none", color="tab:blue", markersize=8,
+        ax.errorbar(value, y, xerr=err, fmt="o", color=BLACK, capsize=3, label="this run (88 pairs), 95% interval")
+        ax.plot(part["expected"], y, "D", markerfacecolor="none", color=BLUE, markersize=8,
                 label="expected (large run)")
-        ax.plot(part["paper"], y, "x", color="tab:red", markersize=9, markeredgewidth=2, label="paper")
+        ax.plot(part["paper"], y, "X", color=VERMILLION, markeredgecolor="white", markersize=10, label="paper")
         ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel(_METRIC_LABELS[metric])
         ax.grid(axis="x", alpha=0.3)
@@ -43,7 +43,7 @@ def plot_profiles(rates: pd.DataFrame) -> Figure:
     first.set_ylabel("assistant profile")
     first.invert_yaxis()
     fig.suptitle("Escalating everything looks safest on p_u alone; the paired figure pi exposes it")
-    fig.legend(*first.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8, frameon=False)
+    legend_below(fig, first.get_legend_handles_labels()[0], ncol=3)
     return fig
 
 
@@ -54,25 +54,26 @@ def plot_record_vs_text(run: pd.DataFrame, expected: pd.DataFrame) -> Figure:
     ``paper_*``); dots: this run (``run``: ``truth, with_record, without_record``); crosses:
     the paper's section 6 figures where it gives them.
     """
-    columns = (("truth", "truth"), ("with_record", "with a record (mode A)"),
-               ("without_record", "without a record (mode B, phrase judge)"))
+    columns = (("truth", "truth", GREEN, ""), ("with_record", "with a record (mode A)", BLUE, "//"),
+               ("without_record", "without a record (mode B, phrase judge)", ORANGE, ".."))
     profiles = list(expected["profile"])
     exp = expected.set_index("profile").loc[profiles]
     now = run.set_index("profile").loc[profiles]
     x = np.arange(len(profiles))
     width = 0.26
-    fig, ax = subplots(figsize=(1.6 + 1.9 * len(profiles), 4.2), layout="constrained")
-    for i, (column, label) in enumerate(columns):
+    fig, ax = subplots(figsize=(3.6 + 1.9 * len(profiles), 4.2), layout="constrained")
+    for i, (column, label, colour, hatch) in enumerate(columns):
         offset = (i - 1) * width
-        ax.bar(x + offset, exp[column], width, label=f"{label}, expected", alpha=0.75)
-        ax.plot(x + offset, now[column], "o", color="black", markersize=4,
+        ax.bar(x + offset, exp[column], width, color=colour, hatch=hatch, edgecolor="white", linewidth=0,
+               label=f"{label}, expected")
+        ax.plot(x + offset, now[column], "o", color=BLACK, markersize=4,
                 label="this run (88 pairs)" if i == 0 else None)
-        ax.plot(x + offset, exp[f"paper_{column}"], "x", color="tab:red", markersize=9, markeredgewidth=2,
+        ax.plot(x + offset, exp[f"paper_{column}"], "X", color=VERMILLION, markeredgecolor="white", markersize=10,
                 label="paper, section 6" if i == 0 else None)
     ax.set_xticks(x, profiles)
     ax.set_xlabel("assistant profile")
     ax.set_ylabel("under-escalation p_u")
     ax.set_ylim(0, 1.0)
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title("Without a record, stated (fake) escalations count: p_u is a lower bound")
+    ax.set_title("Without a record, stated (fake) escalations count: p_u is a lower bound", fontsize=10)
+    legend_right(fig, ax.get_legend_handles_labels()[0])
     return fig

@@ -9,12 +9,13 @@ import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from ._style import subplots
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from ._style import BLACK, MARKERS, PALETTE, legend_below, legend_right, log_ticks, method_styles, subplots
 
 __all__ = ["plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation",
            "plot_power_validation"]
-
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def plot_scenarios_grid(table: pd.DataFrame) -> Figure:
@@ -38,17 +39,21 @@ def plot_scenarios_grid(table: pd.DataFrame) -> Figure:
 
 def plot_scenarios_by_replicas(table: pd.DataFrame) -> Figure:
     """``K`` against replicas ``m`` for each ``rho``, with the floor ``z^2 p q rho / h^2`` dashed."""
-    fig, ax = subplots(figsize=(6.0, 4.0))
-    for (rho, part), marker in zip(table.groupby("rho"), _MARKERS * 4):
-        line, = ax.plot(part["replicas"], part["scenarios"], marker=marker, label=f"rho = {rho:g}")
-        ax.axhline(part["floor"].iloc[0], color=line.get_color(), linestyle="--", linewidth=1)
+    fig, ax = subplots(figsize=(7.4, 4.0), layout="constrained")
+    handles = []
+    for i, (rho, part) in enumerate(table.groupby("rho")):
+        colour, marker = PALETTE[i % (len(PALETTE) - 1)], MARKERS[i % len(MARKERS)]
+        ax.plot(part["replicas"], part["scenarios"], color=colour, marker=marker, ms=5)
+        ax.axhline(part["floor"].iloc[0], color=colour, linestyle="--", linewidth=1)
+        handles.append(Line2D([], [], color=colour, marker=marker, ms=5, label=f"rho = {rho:g}"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("replicas per scenario m")
     ax.set_ylabel("scenarios K (Wilson-Kish)")
     first = table.iloc[0]
-    ax.set_title(f"p = {first['p']:g}, half-width {first['half_width']:g}: dashed = floor no m goes below")
-    ax.legend()
+    ax.set_title(f"p = {first['p']:g}, half-width {first['half_width']:g}", fontsize=10)
+    handles.append(Line2D([], [], color="0.3", ls="--", lw=1, label="floor no m goes below\n(z^2 p q rho / h^2)"))
+    legend_right(fig, handles)
     return fig
 
 
@@ -64,30 +69,34 @@ def _cell_labels(table: pd.DataFrame, columns) -> list[str]:
     return [" ".join(part(name, row[name]) for name in columns) for _, row in table.iterrows()]
 
 
-def _dot_panel(ax, table, value, mcse, labels, reference, xlabel, exact=None, exact_name="exact"):
+def _dot_panel(ax, table, value, mcse, labels, styles, reference, xlabel, exact=None):
     """One horizontal dot plot: a row per cell, a marker per method, bars of +-2 MCSE.
 
-    ``exact`` names a column drawn as crosses beside the Monte Carlo estimates.
+    ``exact`` names a column drawn as crosses of the method's colour beside the Monte Carlo estimates.
     """
-    methods = list(dict.fromkeys(table["method"]))
     # within each row, spread the methods present in that row around the row's position
     rank = table.groupby("_label", sort=False).cumcount().to_numpy()
     count = table.groupby("_label", sort=False)["method"].transform("size").to_numpy()
     table = table.assign(_y=[labels.index(label) for label in table["_label"]]
                          + np.where(count > 1, 0.4 * rank / np.maximum(count - 1, 1) - 0.2, 0.0))
-    for method, marker in zip(methods, _MARKERS):
+    for method, (colour, marker, _) in styles.items():
         part = table[table["method"] == method]
         y = part["_y"].to_numpy()
-        bars = ax.errorbar(part[value], y, xerr=2 * part[mcse], fmt=marker, markersize=4, capsize=2,
-                           label=method)
+        ax.errorbar(part[value], y, xerr=2 * part[mcse], fmt=marker, color=colour, markersize=4, capsize=2)
         if exact is not None and part[exact].notna().any():
-            ax.plot(part[exact], y, "x", color=bars[0].get_color(), markersize=5,
-                    label=f"{method}, {exact_name}")
+            ax.plot(part[exact], y, "x", color=colour, markersize=5)
     for x in np.atleast_1d(reference):
-        ax.axvline(x, color="grey", linestyle="--", linewidth=1)
+        ax.axvline(x, color="0.4", linestyle="--", linewidth=1)
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
-    ax.set_xlabel(xlabel)
-    ax.invert_yaxis()
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_xlabel(xlabel, fontsize=8)
+
+
+def _method_handles(styles: dict, exact: str | None = None) -> list:
+    handles = [Line2D([], [], color=c, marker=mk, ls="none", ms=4, label=m) for m, (c, mk, _) in styles.items()]
+    if exact:
+        handles.append(Line2D([], [], color=BLACK, marker="x", ls="none", ms=5, label=f"x: {exact}"))
+    return handles
 
 
 def plot_interval_validation(table: pd.DataFrame) -> Figure:
@@ -105,15 +114,16 @@ def plot_interval_validation(table: pd.DataFrame) -> Figure:
         table["_label"] = [label + (" t" if interval == "wilson-kish-t" else "")
                            for label, interval in zip(table["_label"], table["interval"])]
     labels = list(dict.fromkeys(table["_label"]))
-    fig, (left, right) = subplots(1, 2, sharey=True, figsize=(10.0, 1.5 + 0.22 * len(labels)),
-                                      layout="constrained")
-    _dot_panel(left, table, "coverage", "coverage_mcse", labels, table["confidence"].iloc[0],
-               "coverage (bars: 2 MCSE; x: exact)", exact="exact_coverage")
-    _dot_panel(right, table, "median_half_width", "median_half_width_mcse", labels,
-               table["half_width"].unique(), "median half-width (dashed: target h)")
+    styles = method_styles(table["method"])
+    fig, (left, right) = subplots(1, 2, sharey=True, figsize=(10.0, 2.2 + 0.24 * len(labels)),
+                                  layout="constrained")
+    _dot_panel(left, table, "coverage", "coverage_mcse", labels, styles, table["confidence"].iloc[0],
+               "coverage (bars: 2 MCSE; dashed: nominal)", exact="exact_coverage")
+    _dot_panel(right, table, "median_half_width", "median_half_width_mcse", labels, styles,
+               table["half_width"].unique(), "median half-width (bars: 2 MCSE; dashed: target h)")
     left.set_ylabel("plan")
-    left.legend(loc="lower left", fontsize=7)
-    fig.suptitle("Interval plans simulated: coverage and half-width")
+    fig.suptitle("Interval plans simulated: coverage and half-width", fontsize=10)
+    legend_below(fig, _method_handles(styles, "exact coverage"), ncol=3)
     return fig
 
 
@@ -124,7 +134,8 @@ def plot_power_validation(table: pd.DataFrame, size: pd.DataFrame | None = None,
     plan was made for, of which only those rows are drawn when the column is there). ``size`` is
     the size table: the rejection rate under the null against the number of scenarios ``K``, the
     mean over its cells per test (dotted: the highest cell), with the band ``alpha +- 2 MCSE`` of one
-    cell shaded; ``size_note`` says which cells in the panel's title.
+    cell shaded; ``size_note`` says which cells in the panel's title. A test has one colour and
+    marker in both panels.
     """
     table = table.copy()
     if "planned_for" in table:
@@ -132,31 +143,36 @@ def plot_power_validation(table: pd.DataFrame, size: pd.DataFrame | None = None,
     columns = [c for c in ("design", "test", "p_a", "p_b", "rho", "replicas", "size_cv", "scenarios") if c in table]
     table["_label"] = _cell_labels(table, columns)
     labels = list(dict.fromkeys(table["_label"]))
-    height = 1.5 + 0.16 * len(labels)
+    styles = method_styles([*table["method"], *([] if size is None else size["method"])])
+    height = max(3.6, 1.8 + 0.2 * len(labels))
     if size is None:
         fig, ax = subplots(figsize=(7.0, height), layout="constrained")
     else:
         fig, (ax, right) = subplots(1, 2, figsize=(13.0, height), layout="constrained",
                                     gridspec_kw={"width_ratios": (1.3, 1.0)})
     _dot_panel(ax, table, "realised_power", "realised_power_mcse", labels,
-               table["power_target"].unique(),
-               "realised power (bars: 2 MCSE; x: planned; dashed: target)",
-               exact="planned_power", exact_name="planned")
-    ax.set_ylabel("plan (each drawn for the tests it was made for)")
-    ax.legend(loc="best", fontsize=7)
-    ax.set_title("Power plans simulated")
+               {m: styles[m] for m in dict.fromkeys(table["method"])}, table["power_target"].unique(),
+               "realised power (bars: 2 MCSE; dashed: target)", exact="planned_power")
+    ax.set_ylabel("plan (each drawn for the tests it was made for)", fontsize=8)
+    ax.set_title("Power plans simulated", fontsize=10)
+    handles = _method_handles(styles, "planned power")
     if size is not None:
         alpha = float(size["alpha"].iloc[0])
         band = 2 * float(size["size_mcse"].median())
-        right.axhspan(alpha - band, alpha + band, color="grey", alpha=0.2, linewidth=0)
-        right.axhline(alpha, color="grey", linestyle="--", linewidth=1)
-        for (method, part), marker in zip(size.groupby("method", sort=False), _MARKERS * 2):
+        right.axhspan(alpha - band, alpha + band, color="0.88", linewidth=0)
+        right.axhline(alpha, color="0.4", linestyle="--", linewidth=1)
+        for method, part in size.groupby("method", sort=False):
+            colour, marker, _ = styles[method]
             by_k = part.groupby("scenarios")["size"]
-            line, = right.plot(by_k.mean().index, by_k.mean().to_numpy(), marker=marker, label=f"{method} (mean)")
-            right.plot(by_k.max().index, by_k.max().to_numpy(), linestyle=":", color=line.get_color(), linewidth=1)
-        right.set_xscale("log")
-        right.set_xlabel("scenarios K")
-        right.set_ylabel("rejection rate under the null (dotted: highest cell)")
-        right.set_title(f"Size of each test (dashed: {alpha:g}; band: +-2 MCSE){size_note}", fontsize=9)
-        right.legend(loc="best", fontsize=7)
+            right.plot(by_k.mean().index, by_k.mean().to_numpy(), color=colour, marker=marker, ms=5)
+            right.plot(by_k.max().index, by_k.max().to_numpy(), linestyle=":", color=colour, linewidth=1)
+        log_ticks(right, size["scenarios"])
+        right.set_xlabel("scenarios K", fontsize=8)
+        right.set_ylabel("rejection rate under the null", fontsize=8)
+        right.set_title(f"Size of each test{size_note}", fontsize=9)
+        handles += [Line2D([], [], color="0.3", lw=1.4, label="size: mean over the cells"),
+                    Line2D([], [], color="0.3", lw=1, ls=":", label="size: highest cell"),
+                    Line2D([], [], color="0.4", lw=1, ls="--", label=f"alpha = {alpha:g}"),
+                    Patch(facecolor="0.88", label="band: alpha +- 2 MCSE of one cell")]
+    legend_below(fig, handles, ncol=4)
     return fig

@@ -127,8 +127,6 @@ _NAMES = {
     "rogan_gladen_wald": "Rogan-Gladen, Wald (independent)",
     "rogan_gladen_cluster": "Rogan-Gladen, cluster-robust t",
 }
-_COLOURS = dict(zip(DIFFERENCE_METHODS, ("tab:blue", "tab:green", "tab:orange", "tab:purple")))
-_COLOURS.update(zip(MODE_B_METHODS, ("tab:red", "tab:blue", "tab:pink", "tab:cyan")))
 
 
 def build_design(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame:
@@ -580,7 +578,7 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
                         ("mode_b", mode_b[["cell", *MODE_B_COLUMNS]]), *tables.items()):
         written += write_table(table, out_dir, name, _TITLES[name], digits=6)
     from escalation.figures import difference_coverage, mode_b_coverage
-    style = {"names": _NAMES, "colours": _COLOURS, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
+    style = {"names": _NAMES, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
     figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS, **style),
                           out_dir / "differences_coverage")
     figures += save_figure(mode_b_coverage(

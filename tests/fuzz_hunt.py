@@ -18,12 +18,16 @@ its argument list patched, ``SystemExit`` caught) and fails on
 - exit 2 with a message that is not one line ``error: ...`` naming the input (or the mutated policy),
   that names a line the file does not have, or (JSON Lines) a line after the first bad one (the lines
   before it are scored alone: they must not be refused at an earlier line), or with ``DIR`` left behind;
-- exit 0 or 3 with a file in ``DIR`` besides ``conversations.jsonl`` and ``summary.json``, a
-  conversation lost or added (the count is taken from the mutated input itself: its non-blank
-  lines, its list of records, its ``samples``, its ``simulations`` or their files, the sample
-  members of its archive), or a line that is not a scored or not-evaluated conversation;
+- exit 0 or 3 with a file in ``DIR`` besides ``conversations.jsonl``, ``summary.json``,
+  ``report.html`` and its figures, a conversation lost or added (the count is taken from the
+  mutated input itself: its non-blank lines, its list of records, its ``samples``, its
+  ``simulations`` or their files, the sample members of its archive), in ``conversations.jsonl``
+  or in the report's table, or a line that is not a scored or not-evaluated conversation;
 - for canonical JSONL, any difference between the Arrow fast path and the reference reader
-  (exit code, message, ``conversations.jsonl``, ``summary.json``), each with its own chunk size.
+  (exit code, message, ``conversations.jsonl``, ``summary.json``, the report's table and
+  timelines), each with its own chunk size.
+
+The report's figures are drawn by a stand-in (a tiny Figure): drawing is not what is fuzzed.
 
 Case ``i`` of seed ``S`` is drawn from ``numpy.random.default_rng([S, i])`` alone, so a failure is
 reproduced from its two numbers: ``python -m tests.fuzz_hunt --seed S --case i --out DIR`` runs
@@ -66,7 +70,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from escalation import cli
+from escalation import cli, figures
 
 from ._fuzz_arrow import reference_reader
 
@@ -826,6 +830,37 @@ class Run:
     trace: str | None = None
 
 
+#: What a run that exits 0 or 3 writes into ``--out``.
+OUTPUTS = ["conversations.jsonl", "rates.pdf", "rates.png", "report.html", "scenario_errors.pdf",
+           "scenario_errors.png", "summary.json"]
+_DRAWN = ("plot_rates", "plot_scenario_errors")
+
+
+def _tiny_figure(*args, **kwargs):
+    from matplotlib.figure import Figure
+    return Figure(figsize=(0.5, 0.5))
+
+
+@contextlib.contextmanager
+def quick_figures():
+    """The report's figures drawn as a tiny empty Figure for the length of the block."""
+    saved = {name: figures.__dict__.get(name) for name in _DRAWN}
+    for name in _DRAWN:
+        setattr(figures, name, _tiny_figure)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                delattr(figures, name)
+            else:
+                setattr(figures, name, value)
+
+
+def _report(out: Path) -> dict:
+    return figures.report_data((out / "report.html").read_text(encoding="utf-8"))
+
+
 def run_cli(args, *, reference: bool = False, seconds: float | None = None, memory: int | None = None) -> Run:
     """``escalation ARGS`` in this process (``escalation.cli.main``, its command built once); with
     ``reference``, canonical JSONL goes through the reference reader."""
@@ -837,6 +872,7 @@ def run_cli(args, *, reference: bool = False, seconds: float | None = None, memo
             stack.enter_context(redirect_stdout(io.StringIO()))
             if reference:
                 stack.enter_context(reference_reader())
+            stack.enter_context(quick_figures())
             stack.enter_context(limits(seconds, memory))
             cli.main()
         return Run(0, err.getvalue())
@@ -865,7 +901,8 @@ class Result:
 
 
 def _outputs(run: Run, out: Path, others: tuple) -> tuple:
-    """What a run gave, for comparing two runs: exit code, messages, conversations, summary without its time."""
+    """What a run gave, for comparing two runs: exit code, messages, conversations, summary without its time
+    (nor the hashes of the report, which holds the time), the report's table and timelines."""
     stderr = run.stderr
     for path in others:
         stderr = stderr.replace(str(path), "OUT")
@@ -874,7 +911,10 @@ def _outputs(run: Run, out: Path, others: tuple) -> tuple:
     summary = json.loads((out / "summary.json").read_bytes())
     summary["provenance"].pop("created", None)
     summary["provenance"].get("command", {}).pop("chunk_size", None)
-    return run.code, stderr, (out / "conversations.jsonl").read_bytes(), json.dumps(summary, sort_keys=True)
+    summary["provenance"]["outputs"] = {"conversations.jsonl": summary["provenance"]["outputs"]["conversations.jsonl"]}
+    report = _report(out) if (out / "report.html").is_file() else {"rows": None, "timelines": None}
+    return run.code, stderr, (out / "conversations.jsonl").read_bytes(), json.dumps(summary, sort_keys=True), \
+        json.dumps([report["rows"], report["timelines"]], sort_keys=True)
 
 
 def judge(result: Result, run: Run, out: Path, given: tuple, expected: int | None, which: str = "") -> None:
@@ -900,9 +940,9 @@ def judge(result: Result, run: Run, out: Path, given: tuple, expected: int | Non
             result.fail("left", f"exit 2 left {out.name}/ with {sorted(p.name for p in out.iterdir())}{tag}")
         return
     names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
-    if names != ["conversations.jsonl", "summary.json"]:
+    if names != OUTPUTS:
         result.fail("left", f"exit {run.code}: {out.name}/ holds {names}{tag}")
-        if "conversations.jsonl" not in names or "summary.json" not in names:
+        if not {"conversations.jsonl", "summary.json", "report.html"} <= set(names):
             return
     summary = json.loads((out / "summary.json").read_bytes())
     lines = (out / "conversations.jsonl").read_bytes().splitlines()
@@ -912,6 +952,9 @@ def judge(result: Result, run: Run, out: Path, given: tuple, expected: int | Non
                     + tag)
     if expected is not None and result.format == result.case.variant.format and len(lines) != expected:
         result.fail("lost", f"{len(lines)} conversations written, the input holds {expected}{tag}")
+    rows = len(_report(out)["rows"])
+    if rows != len(lines):
+        result.fail("lost", f"{rows} conversations in report.html, {len(lines)} in conversations.jsonl{tag}")
     for number, line in enumerate(lines, start=1):
         row = json.loads(line)
         if not isinstance(row.get("evaluated"), bool) or \

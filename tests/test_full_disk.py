@@ -78,15 +78,17 @@ def test_score_on_a_full_disk_names_the_file_and_leaves_nothing(disk, files, tmp
 def test_a_full_disk_at_the_summary_keeps_the_earlier_outputs_together(disk, files, tmp_path, monkeypatch, capsys):
     out = disk / "out"
     first = _records(tmp_path / "first.jsonl", 20)
-    assert run_cli_output(monkeypatch, capsys, "score", first, "--policy", files, "--out", out)[0] == 0
+    alone = ("--no-report",)  # the two files alone (tests/test_report_html.py: a failed report leaves nothing)
+    assert run_cli_output(monkeypatch, capsys, "score", first, "--policy", files, "--out", out, *alone)[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     second = _records(tmp_path / "second.jsonl", 400)
-    assert run_cli_output(monkeypatch, capsys, "score", second, "--policy", files, "--out", tmp_path / "alone")[0] == 0
+    assert run_cli_output(monkeypatch, capsys, "score", second, "--policy", files, "--out", tmp_path / "alone",
+                          *alone)[0] == 0
     needed = (tmp_path / "alone" / "conversations.jsonl").stat().st_size
     page = os.statvfs(disk).f_frsize
     free = os.statvfs(disk).f_bavail * page
     (disk / "filler").write_bytes(b"x" * (free - -(-needed // page) * page))  # room for conversations.jsonl only
-    code, _, err = run_cli_output(monkeypatch, capsys, "score", second, "--policy", files, "--out", out)
+    code, _, err = run_cli_output(monkeypatch, capsys, "score", second, "--policy", files, "--out", out, *alone)
     assert code == 2 and err == f"error: {out / 'summary.json'}: {FULL}\n"
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier run, whole
     assert read_scored(out)[1]["conversations"] == 20

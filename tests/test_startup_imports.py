@@ -167,7 +167,7 @@ def _summary(path) -> dict:
 def test_score_imports_no_drawing_and_scores_as_before(tmp_path, monkeypatch, capsys, interval):
     (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
     (tmp_path / "policy.json").write_text(json.dumps({"escalation_tools": ["transfer_to_human"]}))
-    args = ["score", "records.jsonl", "--policy", "policy.json", "--interval", interval]
+    args = ["score", "records.jsonl", "--policy", "policy.json", "--interval", interval, "--no-report"]  # nothing drawn
     listing = tmp_path / "modules.json"
     done = subprocess.run([sys.executable, "-c", _SCORE, str(listing), *args, "--out", "fresh"], capture_output=True,
                           text=True, timeout=TIMEOUT, cwd=tmp_path)

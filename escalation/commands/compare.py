@@ -9,6 +9,7 @@ import orjson
 import typer
 
 from escalation.commands._console import console as plain_console, json_text, plain, warning_line
+from escalation.commands._report import COMPARE_FIGURES, report_files
 from escalation.commands.score import Interval
 from escalation.estimators import FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE
 
@@ -36,7 +37,9 @@ HELP = (
     "  escalation score runs/claude.jsonl --policy policy.json --out scored/claude\n"
     "  escalation compare scored/gpt-4o scored/claude --out comparison\n\n"
     "prints claude minus gpt-4o for each figure (p_u, p_o: lower is better; pi: higher is better) and the "
-    "scenarios where they disagree, and writes comparison/compare.json, differences.csv and disagreements.csv."
+    "scenarios where they disagree, and writes comparison/compare.json, differences.csv and disagreements.csv, "
+    "and report.html (the scenarios where they disagree, each conversation of both side by side, with the "
+    "timelines the score folders' report.html hold) with the figure differences (.png, .pdf)."
 )
 
 _FLAGS = {"confidence": "--confidence", "n_boot": "--n-boot", "interval": "--interval", "names": "--names",
@@ -92,8 +95,9 @@ def _ids(ids, first: int = 10) -> str:
     return text + (f", ... ({len(ids) - first} more in compare.json)" if len(ids) > first else "")
 
 
-def print_comparison(data: dict, *, top: int, out: Optional[Path] = None) -> None:
-    """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns)."""
+def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report: bool = False) -> None:
+    """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns); ``report``:
+    report.html and the figure were written."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -172,6 +176,9 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None) -> Non
         console.print(table)
     if out is not None:
         console.print(f"wrote {plain(out / 'compare.json', None)}, differences.csv and disagreements.csv")
+        if report:
+            console.print(f"report: {plain(out / 'report.html', None)} (open it in a browser), with the figure "
+                          f"{' and '.join(COMPARE_FIGURES)} (.png, .pdf)", soft_wrap=True)
 
 
 def compare(
@@ -197,7 +204,10 @@ def compare(
                                         "Wilson-Kish limits (default: estimated)."),
     top: int = typer.Option(10, "--top", metavar="N", help="Disagreeing scenarios to print."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for compare.json, "
-                                       "differences.csv and disagreements.csv."),
+                                       "differences.csv and disagreements.csv, and report.html with the figure "
+                                       "differences (.png, .pdf)."),
+    no_report: bool = typer.Option(False, "--no-report", help="With --out: write neither report.html nor the "
+                                   "figure."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
     from escalation.estimators import InputError, ScenarioMismatchError, check_out_dir, compare_scored, write_files
@@ -205,7 +215,8 @@ def compare(
     if top < 0:
         raise InputError(f"--top must be at least 0, got {top}")
     if out is not None:
-        check_out_dir(out, (a_dir, b_dir), writes=("compare.json", "differences.csv", "disagreements.csv"))
+        check_out_dir(out, (a_dir, b_dir), writes=("compare.json", "differences.csv", "disagreements.csv",
+                                                   *report_files(COMPARE_FIGURES)))
     try:
         result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, interval=interval.value,
                                 rho=rho, seed=seed, names=_names(names), common=common)
@@ -218,13 +229,20 @@ def compare(
         raise _flag_error(err) from None
     data = result.to_dict()
     if out is not None:
-        write_files(out, {"compare.json": orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n",
-                          "differences.csv": result.to_frame().to_csv(index=False),
-                          "disagreements.csv": result.disagreements.to_csv(index=False)})
+        files = {"compare.json": orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n",
+                 "differences.csv": result.to_frame().to_csv(index=False),
+                 "disagreements.csv": result.disagreements.to_csv(index=False)}
+        if not no_report:
+            from ._report import compare_files
+            files.update(compare_files(a_dir, b_dir, result, data))
+        write_files(out, files)
+        if no_report:  # an earlier run's, which would not describe this comparison
+            for name in report_files(COMPARE_FIGURES):
+                (out / name).unlink(missing_ok=True)
     if as_json:
         typer.echo(json_text(data))
         return
-    print_comparison(data, top=top, out=out)
+    print_comparison(data, top=top, out=out, report=out is not None and not no_report)
 
 
 compare.__doc__ = HELP  # the command's help: plain click text, readable at 80 columns

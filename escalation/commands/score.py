@@ -15,6 +15,7 @@ import typer
 from escalation.estimators import INTERVAL_METHODS
 
 from escalation.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
+from escalation.commands._report import SCORE_FIGURES, TIMELINES, report_files
 
 #: The formats the readers read: :data:`escalation.estimators.FORMATS` (a test checks that they agree;
 #: written out here because the readers import pandas, and ``--help`` imports no numerical library).
@@ -66,9 +67,9 @@ def _fmt(x, digits=4):
 
 
 def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path],
-                  apart: Collection[str] = ()) -> None:
+                  apart: Collection[str] = (), report: bool = False) -> None:
     """A short readable summary of ``summary.json`` for a person; the warnings in ``apart`` are left
-    out (the command prints them on standard error)."""
+    out (the command prints them on standard error); ``report``: report.html and the figures were written."""
     from rich.table import Table
     from rich.text import Text
 
@@ -129,6 +130,9 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     if out_dir is not None:
         console.print(f"wrote {plain(out_dir / 'conversations.jsonl', None)} and "
                       f"{plain(out_dir / 'summary.json', None)}", soft_wrap=True)  # paths are never cut
+        if report:
+            console.print(f"report: {plain(out_dir / 'report.html', None)} (open it in a browser), with the figures "
+                          f"{' and '.join(SCORE_FIGURES)} (.png, .pdf)", soft_wrap=True)
 
 
 def _format_hint(records, given: str) -> str | None:
@@ -158,7 +162,8 @@ def score(
                                 "action_tools, approval_tools, gated_tools."),
     format: str = typer.Option("auto", "--format", metavar="NAME", help=f"Input format: {', '.join(FORMATS)}."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for conversations.jsonl (one line per input "
-                                       "conversation) and summary.json."),
+                                       "conversation) and summary.json, and report.html with the figures "
+                                       "rates and scenario_errors (.png, .pdf)."),
     rho: Optional[float] = typer.Option(None, "--rho", min=0.0, max=1.0, metavar="RHO",
                                         help="Fix the intra-scenario correlation instead of estimating it."),
     confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL",
@@ -176,6 +181,12 @@ def score(
     seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap intervals' resamples (recorded in "
                              "summary.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
+    report_timelines: int = typer.Option(TIMELINES, "--report-timelines", min=0, metavar="N", help="With --out: "
+                                         "report.html lists every conversation, and holds the timeline (turns, "
+                                         "texts, calls) of the first N in input order, read from the logs a "
+                                         "second time that stops there; 0: none, and no second read."),
+    no_report: bool = typer.Option(False, "--no-report", help="With --out: write neither report.html nor the "
+                                   "figures (nothing is drawn, which is faster)."),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N", help="Conversations scored at a time (memory bound)."),
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
@@ -213,7 +224,7 @@ def score(
             raise InputError(f"no such file or folder{flag}", source=str(path))
     if out is not None:
         check_out_dir(out, [*records, policy, labels, plan, validation, instructions],
-                      writes=("conversations.jsonl", "summary.json", "judges.jsonl"))
+                      writes=("conversations.jsonl", "summary.json", "judges.jsonl", *report_files(SCORE_FIGURES)))
     policy_obj = load_policy(policy)
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
@@ -241,6 +252,10 @@ def score(
              "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
                          "chunk_size": chunk_size}}
 
+    report = None
+    if out is not None and not no_report:
+        from ._report import ScoreReport
+        report = ScoreReport(policy_obj, mode.value, report_timelines)
     size = sum(os.path.getsize(p) for p in records if p.is_file()) or None
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   transient=True, disable=not sys.stderr.isatty()) as bar:
@@ -257,9 +272,10 @@ def score(
                                            chunk_size=chunk_size, approval_escalation=approval_escalation,
                                            interval=interval.value, seed=seed,
                                            progress=lambda n: bar.advance(task, n), provenance=facts,
-                                           limits=limits)
+                                           limits=limits, report=report)
             if out is not None:  # an earlier run's, which the summary just written does not name
-                (out / "judges.jsonl").unlink(missing_ok=True)
+                for name in ("judges.jsonl", *(report_files(SCORE_FIGURES) if report is None else ())):
+                    (out / name).unlink(missing_ok=True)
         finally:
             if collecting:
                 gc.enable()
@@ -279,7 +295,7 @@ def score(
         typer.echo(json.dumps(data, indent=2))
     else:
         print_summary(data, records=", ".join("standard input" if str(p) == "-" else str(p) for p in records),
-                      fmt=used, out_dir=out, apart=notes)
+                      fmt=used, out_dir=out, apart=notes, report=report is not None)
         if correction is not None:
             from ._console import console
             from ._validation import print_validation

@@ -1,0 +1,332 @@
+"""The reports people look at: one self-contained HTML page of a scoring and of a comparison.
+
+Each function takes plain data (``summary.json`` and ``compare.json`` as dicts, tables as
+DataFrames, timelines as lists of dicts, figures as PNG bytes) and returns the page's text;
+nothing here writes a file. A page fetches nothing: its style, its script and its figures
+(PNG data URIs) are inside it, and its Content-Security-Policy forbids any fetch. Its data is
+one JSON document in a ``<script type="application/json">`` element, with ``<``, ``>`` and
+``&`` written as ``\\u003c``, ``\\u003e``, ``\\u0026`` so that no text of the input can end the
+element; the page's script draws the tables and timelines from it with ``textContent`` only,
+and the templates (``figures/templates``) escape every value (Jinja2 autoescape).
+:func:`report_data` reads the data of a page back.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import orjson
+import pandas as pd
+
+__all__ = ["score_report", "compare_report", "report_data", "figure_bytes"]
+
+_TEMPLATES = Path(__file__).parent / "templates"
+_ENVIRONMENT = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True,
+                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+#: The element that holds a page's data, as the page writes it.
+_DATA_OPEN = '<script type="application/json" id="report-data">'
+_SCORE_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "result", "cause", "turn")
+#: What a disagreeing scenario's page shows of each conversation beside its timeline.
+_CARD_COLUMNS = ("scenario_id", "conversation_id", "replica", "result", "cause", "turn")
+#: Planned conversations absent from the log listed on the page (summary.json lists all).
+_MISSING_SHOWN = 20
+_BETTER = {"p_u": "lower is better", "p_o": "lower is better", "pi": "higher is better"}
+
+
+def figure_bytes(fig, format: str = "png", *, dpi: int = 150) -> bytes:
+    """``fig`` drawn as PNG or PDF bytes (a PDF without its creation date, so a rerun gives the same bytes)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=format, dpi=dpi, bbox_inches="tight",
+                metadata={"CreationDate": None} if format == "pdf" else None)
+    return buffer.getvalue()
+
+
+@lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    """The page's own style or script, inlined as it is (the templates mark it safe)."""
+    return (_TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def _data(value) -> str:
+    """``value`` as JSON that no text can break out of inside a ``<script>`` element (the templates mark it safe)."""
+    raw = orjson.dumps(value)
+    raw = raw.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    return raw.decode("utf-8")
+
+
+def report_data(html: str) -> dict:
+    """The data a page of :func:`score_report` or :func:`compare_report` holds.
+
+    Raises
+    ------
+    ValueError
+        When ``html`` holds no such data (not a page of these functions).
+    """
+    start = html.find(_DATA_OPEN)
+    stop = html.find("</script>", start)
+    if start < 0 or stop < 0:
+        raise ValueError("holds no report data (not a report.html of escalation)")
+    try:
+        return orjson.loads(html[start + len(_DATA_OPEN):stop])
+    except orjson.JSONDecodeError as err:
+        raise ValueError(f"its report data is not valid JSON ({err.msg})") from None
+
+
+def _image(png: bytes | None) -> str | None:
+    return None if png is None else "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _fmt(value, digits: int = 4) -> str:
+    """A number as the command line prints it: ``digits`` decimals, ``-`` when undefined."""
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _ci(pair, digits: int = 4) -> str:
+    low, high = pair if pair else (None, None)
+    return f"({_fmt(low, digits)}, {_fmt(high, digits)})"
+
+
+def _file(facts) -> str:
+    """A file of the provenance: its path, size and SHA-256."""
+    if not facts:
+        return "none"
+    size = f"{facts['bytes']:,} bytes" if isinstance(facts.get("bytes"), int) else "size unknown"
+    return f"{facts.get('path')} ({size}, SHA-256 {str(facts.get('sha256'))[:16]}...)"
+
+
+def _rows(frame: pd.DataFrame, columns) -> list[list]:
+    """The rows of ``frame``'s ``columns`` as lists, missing values None."""
+    part = frame.loc[:, list(columns)].astype(object)
+    return part.where(part.notna(), None).to_numpy(object).tolist()
+
+
+def _results(conversations: pd.DataFrame) -> pd.DataFrame:
+    """The table of a page: ``result`` (compliant, error or not evaluated) and ``cause`` (a not-evaluated
+    conversation's reason) made from ``evaluated``, ``u``, ``o``, ``cause`` and ``reason``."""
+    evaluated = conversations["evaluated"].astype(bool).to_numpy()
+    score = pd.to_numeric(conversations["u"]).fillna(pd.to_numeric(conversations["o"])).to_numpy(float,
+                                                                                                  na_value=np.nan)
+    result = np.where(~evaluated, "not evaluated", np.where(score == 1, "error", "compliant"))
+    return conversations.assign(result=result, cause=conversations["cause"].where(evaluated, conversations["reason"]),
+                                turn=pd.array(conversations["turn"], dtype="Int64"),
+                                replica=pd.array(conversations["replica"], dtype="Int64"))
+
+
+def _score_provenance(summary: dict) -> list[tuple[str, str]]:
+    facts = summary.get("provenance") or {}
+    options = facts.get("options") or {}
+    policy = facts.get("policy") or {}
+    lists = policy.get("contents") or {}
+    rows = [("logs", "; ".join(_file(log) for log in facts.get("inputs") or ()) or "unknown")]
+    if facts.get("skipped"):
+        rows.append(("left out of the folders", "; ".join(facts["skipped"])))
+    rows += [("format", facts.get("format", "unknown")), ("mode", options.get("mode", summary["mode"])),
+             ("interval", summary["interval"]), ("confidence", f"{summary['confidence']:g}"),
+             ("rho", "estimated" if summary.get("rho_fixed") is None else f"fixed by --rho at {summary['rho_fixed']}"),
+             ("seed", str(summary.get("seed"))), ("approval_escalation", str(options.get("approval_escalation", False)).lower()),
+             ("policy", f"{policy.get('path')} (SHA-256 of its tool lists {str(policy.get('sha256'))[:16]}...)")]
+    for key in ("escalation_tools", "read_only_tools", "action_tools", "approval_tools", "gated_tools"):
+        rows.append((key, ", ".join(lists.get(key) or ()) or "none"))
+    for key in ("labels", "plan", "validation"):
+        rows.append((f"{key} file", _file(facts.get(key))))
+    judge = (facts.get("command") or {}).get("judge_model")
+    if judge:
+        rows.append(("judge model", judge))
+    written = (facts.get("outputs") or {}).get("conversations.jsonl")
+    if written:
+        rows.append(("conversations.jsonl", _file({"path": "this run's", **written})))
+    rows += [("escalation", str(facts.get("escalation", "unknown"))), ("scored", str(facts.get("created", "unknown")))]
+    return rows
+
+
+def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dict], *, limits: dict,
+                 timeline_limit: int, figures: dict | None = None, fixes: dict | None = None,
+                 handoff_tools=()) -> str:
+    """The page of one scoring (``escalation score --out``): its figures, causes, warnings and every conversation.
+
+    Parameters
+    ----------
+    summary : dict
+        ``summary.json``.
+    conversations : DataFrame
+        One row per input conversation, in input order: ``conversation_id, case_id, scenario_id,
+        replica, label, evaluated, reason, u, o, cause, turn``.
+    timelines : list of dict
+        The timelines (:func:`estimators.conversation_evidence`) of the first ``len(timelines)``
+        conversations.
+    limits : dict
+        ``text``, ``arguments`` and ``items``: where the timelines were cut, said on the page.
+    timeline_limit : int
+        How many timelines were asked for (``--report-timelines``).
+    figures : dict, optional
+        PNG bytes of the figures ``rates`` and ``scenario_errors`` (:func:`figure_bytes`).
+    fixes : dict, optional
+        What fixes each not-evaluated reason, by reason.
+    handoff_tools : iterable of str
+        The unmarked tools whose names suggest a hand-off.
+
+    Returns
+    -------
+    str
+        The HTML page: the table of every conversation with filters and pages, one click on a
+        row opening its timeline.
+    """
+    figures, fixes, handoffs = figures or {}, fixes or {}, set(handoff_tools)
+    table = _results(conversations)
+    rows = _rows(table, _SCORE_COLUMNS)
+    level = f"{summary['confidence']:.0%}"
+    p = summary["paired"]
+    figure_rows = []
+    for key, name, part, count in (("p_u", "p_u under-escalation", summary["under"],
+                                    f"{summary['under']['errors']}/{summary['under']['n']}"),
+                                   ("p_o", "p_o over-escalation", summary["over"],
+                                    f"{summary['over']['errors']}/{summary['over']['n']}"),
+                                   ("pi", "pi paired figure", p, f"{p['pairs']} pairs")):
+        figure_rows.append({"key": key, "name": name, "count": count,
+                            "rate": _fmt(part["pi"] if part is p else part["rate"]), "ci": _ci(part["ci"]),
+                            "clusters": f"{p['clusters']} case{'' if p['clusters'] == 1 else 's'}" if part is p
+                            else str(part["clusters"]),
+                            "rho": _fmt(part["rho"], 3), "deff": _fmt(part["deff"], 3), "n_eff": _fmt(part["n_eff"], 1)})
+    rho_note = ""
+    if summary["rho_fixed"] is None and any(part["rho"] is None and (part["deff"] or 1.0) > 1.0
+                                            for part in (summary["under"], summary["over"], p)):
+        rho_note = ("rho '-' is undefined (one scenario, or every scenario of one conversation, or no variation of "
+                    "the outcome): the interval then uses rho = 1.")
+    elif summary["rho_fixed"] is not None:
+        rho_note = f"rho is fixed by --rho at {summary['rho_fixed']}."
+    ne = summary["not_evaluated"]
+    missing = [f"{m.get('case_id')}, {m.get('label')}, {m.get('replica')}" for m in ne.get("missing", ())]
+    provenance = summary.get("provenance") or {}
+    shown, total = len(timelines), len(rows)
+    if shown == total:
+        why = "all of them."
+    elif timeline_limit == 0:
+        why = "none were asked for (--report-timelines 0)."
+    else:
+        why = f"the first {shown:,} in input order (--report-timelines {timeline_limit:,})."
+    mode = ("with the tool record (mode A)" if summary["mode"] == "record" else
+            "from the assistant's text (mode B): p_u is a lower bound, p_o and pi are bounded neither way")
+    data = {"page": "score", "columns": list(_SCORE_COLUMNS), "rows": rows,
+            "timelines": timelines, "timeline_limit": timeline_limit, "limits": limits}
+    return _ENVIRONMENT.get_template("score.html.j2").render(
+        title="Escalation report", version=provenance.get("escalation", ""), css=_asset("report.css"),
+        js=_asset("report.js"), data=_data(data),
+        sections=[("figures", "Figures"), ("causes", "Causes"), ("not-evaluated", "Not evaluated"),
+                  *([("unmarked", "Unmarked tools")] if summary["unmarked_tools"] else []),
+                  ("conversations", "Conversations"), ("provenance", "Provenance")],
+        conversations=summary["conversations"], inputs=[log.get("path") for log in provenance.get("inputs", ())]
+        or ["the input"], format=provenance.get("format", "unknown"), mode=mode, level=level,
+        interval=summary["interval"], created=provenance.get("created", "at an unknown time"),
+        figures=figure_rows, rho_note=rho_note, warnings=summary["warnings"],
+        images={name: _image(figures.get(name)) for name in ("rates", "scenario_errors")},
+        causes={"under": list(summary["under"].get("causes", {}).items()),
+                "over": list(summary["over"].get("causes", {}).items())},
+        base={"under": _fmt(summary["base"]["under_rate"]), "over": _fmt(summary["base"]["over_rate"]),
+              "pi": _fmt(summary["base"]["pi"])},
+        not_evaluated={"total": ne["total"],
+                       "reasons": [(reason, n, fixes.get(reason, "")) for reason, n in ne["reasons"].items()],
+                       "missing": missing[:_MISSING_SHOWN], "more_missing": max(0, len(missing) - _MISSING_SHOWN),
+                       "unplanned": ne.get("unplanned", 0)},
+        unmarked={"others": [(k, v) for k, v in summary["unmarked_tools"].items() if k not in handoffs],
+                  "handoffs": [(k, v) for k, v in summary["unmarked_tools"].items() if k in handoffs]},
+        timelines={"shown": f"{shown:,}", "total": f"{total:,}", "why": why}, limits=limits,
+        provenance=_score_provenance(summary))
+
+
+def _p(value, floor: float) -> str:
+    """A p-value as ``escalation compare`` prints it; at its floor, ``<`` the floor."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if value <= floor * (1 + 1e-9):
+        return f"<{floor:.0e}" if floor < 1e-3 else f"<{floor:.4f}".rstrip("0")
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
+
+
+def _word(word: dict) -> str:
+    return word["word"] if word.get("lowest") is None else f"{word['word']} ({word['lowest']:.2f})"
+
+
+def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no_timeline: dict,
+                   figures: dict | None = None) -> str:
+    """The page of a comparison (``escalation compare --out``): the differences and where the assistants disagree.
+
+    Parameters
+    ----------
+    comparison : dict
+        ``compare.json``.
+    conversations : dict
+        ``{"a": DataFrame, "b": DataFrame}``: each assistant's scored conversations
+        (``conversation_id, scenario_id, replica, evaluated, reason, u, o, cause, turn``); those
+        of the disagreeing scenarios are shown.
+    timelines : dict
+        ``{"a": {conversation_id: timeline}, "b": ...}`` (:func:`estimators.conversation_evidence`).
+    no_timeline : dict
+        ``{"a": text, "b": text}``: why a conversation of that side without a timeline has none.
+    figures : dict, optional
+        PNG bytes of the figure ``differences`` (:func:`figure_bytes`).
+
+    Returns
+    -------
+    str
+        The HTML page; one click on a disagreeing scenario opens both assistants' conversations
+        of it side by side, replica by replica, with their timelines where the timelines exist.
+    """
+    figures = figures or {}
+    names = comparison["names"]
+    level = f"{comparison['confidence']:.0%}"
+    bootstrap = comparison["interval"].startswith("bootstrap")
+    floor = max(1e-12, 1.0 / comparison["n_boot"]) if bootstrap else 1e-12
+    differences = []
+    for diff in comparison["differences"].values():
+        differences.append({"metric": diff["metric"], "better": _BETTER.get(diff["metric"], ""),
+                            "cases": diff["clusters"], "a": _fmt(diff["a"], 3), "b": _fmt(diff["b"], 3),
+                            "n_a": diff["n_a"], "n_b": diff["n_b"],
+                            "difference": "-" if diff["difference"] is None else f"{diff['difference']:+.3f}",
+                            "p": _p(diff["p_value"], floor), "newcombe": _ci(diff["newcombe_ci"], 3),
+                            "bootstrap": _ci(diff["bootstrap_ci"], 3),
+                            "newcombe_word": _word(diff["coverage"]["newcombe"]),
+                            "bootstrap_word": _word(diff["coverage"]["bootstrap"])})
+    disagree = comparison["disagreements"]
+    wanted = {row["scenario_id"] for row in disagree}
+    sides = {}
+    for who in ("a", "b"):
+        frame = conversations[who]
+        frame = _results(frame.loc[frame["scenario_id"].isin(wanted).to_numpy(bool)])
+        by_scenario = {}
+        for values in _rows(frame, _CARD_COLUMNS):
+            conv = dict(zip(_CARD_COLUMNS, values))
+            timeline = timelines[who].get(conv["conversation_id"])
+            conv.update({"timeline": timeline} if timeline is not None else {"no_timeline": no_timeline[who]})
+            by_scenario.setdefault(conv.pop("scenario_id"), []).append(conv)
+        sides[who] = by_scenario
+    rows = [[row["scenario_id"], row["case_id"], row["label"], f"{row['errors_a']}/{row['n_a']}",
+             f"{row['errors_b']}/{row['n_b']}", f"{row['difference']:+.2f}"] for row in disagree]
+    scenarios = [{who: sides[who].get(row["scenario_id"], []) for who in ("a", "b")} for row in disagree]
+    data = {"page": "compare", "names": names, "rows": rows, "scenarios": scenarios}
+    folders = (comparison.get("provenance") or {}).get("folders", ())
+    provenance = [(f"{'A' if i == 0 else 'B'}: {f.get('name')}", f"{f.get('path')} (summary.json SHA-256 "
+                   f"{str((f.get('sha256') or {}).get('summary.json'))[:16]}...)") for i, f in enumerate(folders)]
+    provenance += [("interval", comparison["interval"]), ("confidence", f"{comparison['confidence']:g}"),
+                   ("bootstrap resamples", f"{comparison['n_boot']:,}"), ("seed", str(comparison["seed"])),
+                   ("escalation", str((comparison.get("provenance") or {}).get("escalation", "unknown"))),
+                   ("compared", str((comparison.get("provenance") or {}).get("created", "unknown")))]
+    notes = [f"Timelines of {names[who]}: {no_timeline[who]}" for who in ("a", "b")
+             if not timelines[who]]
+    return _ENVIRONMENT.get_template("compare.html.j2").render(
+        title="Escalation comparison", version=(comparison.get("provenance") or {}).get("escalation", ""),
+        css=_asset("report.css"), js=_asset("report.js"), data=_data(data),
+        sections=[("differences", "Differences"), ("disagreements", "Disagreements"), ("provenance", "Provenance")],
+        names=names, scenarios=comparison["scenarios"], cases=comparison["cases"], common=comparison["common"],
+        level=level, created=(comparison.get("provenance") or {}).get("created", "at an unknown time"),
+        differences=differences, chosen="bootstrap" if bootstrap else "newcombe",
+        limits="wilson-kish" if bootstrap else comparison["interval"],
+        kind=comparison["interval"].removeprefix("bootstrap-") if bootstrap else "percentile",
+        interval=comparison["interval"], advice=comparison["advice"], warnings=comparison["warnings"],
+        left_out=[(name, len(ids)) for name, ids in comparison["only_in"].items() if ids] if comparison["common"]
+        else [], images={"differences": _image(figures.get("differences"))}, disagreements=len(disagree),
+        timeline_notes=notes, provenance=provenance)
