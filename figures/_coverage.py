@@ -14,7 +14,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ._style import BLUE, VERMILLION, legend_below, log_ticks, method_styles, subplots
+from ._palette import BLUE, VERMILLION, method_styles
+from ._style import legend_below, log_ticks, subplots
 
 __all__ = ["coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method"]
 

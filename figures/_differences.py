@@ -13,7 +13,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ._style import LINESTYLES, legend_below, log_ticks, method_styles, subplots
+from ._palette import LINESTYLES, method_styles
+from ._style import legend_below, log_ticks, subplots
 
 __all__ = ["difference_coverage", "mode_b_coverage"]
 

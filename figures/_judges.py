@@ -1,7 +1,7 @@
 """Figures of the judges study (``escalation study judges``): they draw the tables it gives them.
 
 Each function takes a table and returns a :class:`~matplotlib.figure.Figure`; the study saves it.
-Methods keep their colour and marker of :data:`figures._style.METHODS`; the legends sit outside
+Methods keep their colour and marker of :data:`figures._palette.METHODS`; the legends sit outside
 the axes.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ._style import BLACK, LINESTYLES, legend_right, method_styles, subplots
+from ._palette import BLACK, LINESTYLES, method_styles
+from ._style import legend_right, subplots
 
 __all__ = ["plot_reliability", "plot_calibration_bias", "plot_mode_b"]
 

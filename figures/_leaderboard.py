@@ -6,7 +6,8 @@ import math
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from ._style import MARKERS, PALETTE, subplots
+from ._palette import MARKERS, PALETTE
+from ._style import subplots
 
 __all__ = ["plot_leaderboard"]
 

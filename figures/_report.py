@@ -1,9 +1,10 @@
 """The reports people look at: one self-contained HTML page of a scoring and of a comparison.
 
 Each function takes plain data (``summary.json`` and ``compare.json`` as dicts, tables as
-DataFrames, timelines as lists of dicts, figures as PNG bytes) and returns the page's text;
-nothing here writes a file. A page fetches nothing: its style, its script and its figures
-(PNG data URIs) are inside it, and its Content-Security-Policy forbids any fetch. Its data is
+DataFrames, timelines as lists of dicts) and returns the page's text; nothing here writes a
+file. A page fetches nothing: its style, its script and its figures (inline SVG drawn by
+:mod:`figures._charts` and ``templates/charts.svg.j2``, without matplotlib) are inside it, and
+its Content-Security-Policy forbids any fetch. Its data is
 one JSON document in a ``<script type="application/json">`` element, with ``<``, ``>`` and
 ``&`` written as ``\\u003c``, ``\\u003e``, ``\\u0026`` so that no text of the input can end the
 element; the page's script draws the tables and timelines from it with ``textContent`` only,
@@ -12,7 +13,6 @@ and the templates (``figures/templates``) escape every value (Jinja2 autoescape)
 """
 from __future__ import annotations
 
-import base64
 import io
 import math
 from functools import lru_cache
@@ -23,11 +23,16 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from ._charts import interval_chart, scenario_chart
+
 __all__ = ["score_report", "compare_report", "report_data", "figure_bytes"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
+#: Compiled templates are kept between runs in Jinja2's own per-user cache folder of the system's
+#: temporary directory (compiling them takes a quarter of a second of each ``score``).
 _ENVIRONMENT = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True,
-                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                  bytecode_cache=jinja2.FileSystemBytecodeCache())
 #: The element that holds a page's data, as the page writes it.
 _DATA_OPEN = '<script type="application/json" id="report-data">'
 _SCORE_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "result", "cause", "turn")
@@ -75,10 +80,6 @@ def report_data(html: str) -> dict:
         return orjson.loads(html[start + len(_DATA_OPEN):stop])
     except orjson.JSONDecodeError as err:
         raise ValueError(f"its report data is not valid JSON ({err.msg})") from None
-
-
-def _image(png: bytes | None) -> str | None:
-    return None if png is None else "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def _fmt(value, digits: int = 4) -> str:
@@ -144,8 +145,50 @@ def _score_provenance(summary: dict) -> list[tuple[str, str]]:
     return rows
 
 
+#: The three figures of a scoring: summary key, value key, name, which way is better.
+_RATES = (("under", "rate", "p_u: under-escalation", "lower is better"),
+          ("over", "rate", "p_o: over-escalation", "lower is better"),
+          ("paired", "pi", "pi: paired figure", "higher is better"))
+#: The intervals of a difference, in the forest plot's order.
+_DIFFERENCE_INTERVALS = (("newcombe", "Newcombe (square-and-add)"), ("bootstrap", "paired cluster bootstrap"))
+
+
+def _rates_chart(summary: dict) -> dict:
+    """p_u, p_o and pi with their intervals on [0, 1] (the chart of :func:`figures.plot_rates`)."""
+    rows = []
+    for key, value_key, name, better in _RATES:
+        part = summary[key]
+        low, high = part.get("ci") or (None, None)
+        note = (f"{part['pairs']:,} pairs, {part['cases']:,} cases" if key == "paired" else
+                f"{part['errors']:,}/{part['n']:,} in error, {part['clusters']:,} scenarios")
+        rows.append({"label": [name, f"({better})"], "value": part[value_key], "low": low, "high": high,
+                     "note": note})
+    return interval_chart(rows, domain=(0.0, 1.0), notes_width=190,
+                          axis_label=f"estimate and {summary['confidence']:.0%} interval",
+                          title=f"{summary['conversations']:,} conversations; interval: {summary['interval']}")
+
+
+def _forest_chart(comparison: dict, floor: float) -> dict:
+    """Each difference B - A with both its intervals, a line at 0 (the chart of :func:`figures.plot_difference_forest`);
+    each figure's p-value (of the interval compare chose) as :func:`_p` writes it with ``floor``."""
+    rows, spread = [], 0.05
+    for i, diff in enumerate(comparison["differences"].values()):
+        for j, (which, name) in enumerate(_DIFFERENCE_INTERVALS):
+            low, high = diff.get(f"{which}_ci") or (None, None)
+            values = [v for v in (diff["difference"], low, high) if v is not None and math.isfinite(v)]
+            spread = max([spread, *map(abs, values)])
+            label = [f"{diff['metric']} ({_BETTER.get(diff['metric'], '')})"] if j == 0 else [f"p = {_p(diff['p_value'], floor)}"]
+            rows.append({"label": label, "value": diff["difference"], "low": low, "high": high, "method": which,
+                         "note": _ci((low, high), 3), "rule": i > 0 and j == 0})
+    limit = min(1.0, 1.15 * spread)
+    names = comparison["names"]
+    return interval_chart(rows, domain=(-limit, limit), zero=True, notes_width=110,
+                          axis_label=f"difference B - A and its {comparison['confidence']:.0%} interval",
+                          title=f"B = {names['b']} minus A = {names['a']}", legend=_DIFFERENCE_INTERVALS)
+
+
 def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dict], *, limits: dict,
-                 timeline_limit: int, figures: dict | None = None, fixes: dict | None = None,
+                 timeline_limit: int, figure_files: bool = False, fixes: dict | None = None,
                  handoff_tools=()) -> str:
     """The page of one scoring (``escalation score --out``): its figures, causes, warnings and every conversation.
 
@@ -163,8 +206,8 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
         ``text``, ``arguments`` and ``items``: where the timelines were cut, said on the page.
     timeline_limit : int
         How many timelines were asked for (``--report-timelines``).
-    figures : dict, optional
-        PNG bytes of the figures ``rates`` and ``scenario_errors`` (:func:`figure_bytes`).
+    figure_files : bool
+        Whether the figures were also written as PNG and PDF beside the page (the captions say so).
     fixes : dict, optional
         What fixes each not-evaluated reason, by reason.
     handoff_tools : iterable of str
@@ -176,7 +219,7 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
         The HTML page: the table of every conversation with filters and pages, one click on a
         row opening its timeline.
     """
-    figures, fixes, handoffs = figures or {}, fixes or {}, set(handoff_tools)
+    fixes, handoffs = fixes or {}, set(handoff_tools)
     table = _results(conversations)
     rows = _rows(table, _SCORE_COLUMNS)
     level = f"{summary['confidence']:.0%}"
@@ -223,7 +266,10 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
         or ["the input"], format=provenance.get("format", "unknown"), mode=mode, level=level,
         interval=summary["interval"], created=provenance.get("created", "at an unknown time"),
         figures=figure_rows, rho_note=rho_note, warnings=summary["warnings"],
-        images={name: _image(figures.get(name)) for name in ("rates", "scenario_errors")},
+        charts={"rates": _rates_chart(summary), "scenario_errors": scenario_chart(conversations)},
+        chart_texts={"rates": "; ".join(f"{row['name']}: {row['rate']} {row['ci']}" for row in figure_rows),
+                     "scenario_errors": "each scenario's share of evaluated conversations in error"},
+        figure_files=figure_files,
         causes={"under": list(summary["under"].get("causes", {}).items()),
                 "over": list(summary["over"].get("causes", {}).items())},
         base={"under": _fmt(summary["base"]["under_rate"]), "over": _fmt(summary["base"]["over_rate"]),
@@ -252,7 +298,7 @@ def _word(word: dict) -> str:
 
 
 def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no_timeline: dict,
-                   figures: dict | None = None) -> str:
+                   figure_files: bool = False) -> str:
     """The page of a comparison (``escalation compare --out``): the differences and where the assistants disagree.
 
     Parameters
@@ -267,8 +313,8 @@ def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no
         ``{"a": {conversation_id: timeline}, "b": ...}`` (:func:`estimators.conversation_evidence`).
     no_timeline : dict
         ``{"a": text, "b": text}``: why a conversation of that side without a timeline has none.
-    figures : dict, optional
-        PNG bytes of the figure ``differences`` (:func:`figure_bytes`).
+    figure_files : bool
+        Whether the figure was also written as PNG and PDF beside the page (the caption says so).
 
     Returns
     -------
@@ -276,7 +322,6 @@ def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no
         The HTML page; one click on a disagreeing scenario opens both assistants' conversations
         of it side by side, replica by replica, with their timelines where the timelines exist.
     """
-    figures = figures or {}
     names = comparison["names"]
     level = f"{comparison['confidence']:.0%}"
     bootstrap = comparison["interval"].startswith("bootstrap")
@@ -328,5 +373,5 @@ def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no
         kind=comparison["interval"].removeprefix("bootstrap-") if bootstrap else "percentile",
         interval=comparison["interval"], advice=comparison["advice"], warnings=comparison["warnings"],
         left_out=[(name, len(ids)) for name, ids in comparison["only_in"].items() if ids] if comparison["common"]
-        else [], images={"differences": _image(figures.get("differences"))}, disagreements=len(disagree),
+        else [], chart=_forest_chart(comparison, floor), figure_files=figure_files, disagreements=len(disagree),
         timeline_notes=notes, provenance=provenance)

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ._style import BLACK, BLUE, GREEN, ORANGE, VERMILLION, legend_below, legend_right, subplots
+from ._palette import BLACK, BLUE, GREEN, ORANGE, VERMILLION
+from ._style import legend_below, legend_right, subplots
 
 __all__ = ["plot_profiles", "plot_record_vs_text"]
 

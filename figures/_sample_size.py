@@ -12,7 +12,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ._style import BLACK, MARKERS, PALETTE, legend_below, legend_right, log_ticks, method_styles, subplots
+from ._palette import BLACK, MARKERS, PALETTE, method_styles
+from ._style import legend_below, legend_right, log_ticks, subplots
 
 __all__ = ["plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation",
            "plot_power_validation"]

@@ -12,7 +12,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ._style import BLACK, METHODS, legend_below, subplots
+from ._palette import BLACK, METHODS
+from ._style import legend_below, subplots
 
 __all__ = ["plot_rates", "plot_difference_forest", "plot_scenario_errors"]
 

@@ -124,8 +124,7 @@ def test_an_earlier_runs_judges_file_is_removed_with_its_run(files, tmp_path, mo
     out.mkdir()
     (out / "judges.jsonl").write_text('{"conversation_id": "c0"}\n')  # of an earlier run, with --judge-model
     assert _score(monkeypatch, capsys, records, "--policy", policy, "--out", out)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["conversations.jsonl", "rates.pdf", "rates.png", "report.html",
-                                                     "scenario_errors.pdf", "scenario_errors.png", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["conversations.jsonl", "report.html", "summary.json"]
 
 
 # ------------------------------------------------------------------ stale temporary files
@@ -170,8 +169,7 @@ def test_a_run_removes_the_temporary_files_of_killed_runs_and_keeps_those_of_liv
         if when is not None:
             os.utime(out / name, (when, when))
     assert _score(monkeypatch, capsys, records, "--policy", policy, "--out", out)[0] == 0
-    assert _tree(out) == sorted(["conversations.jsonl", "summary.json", "report.html", "rates.png", "rates.pdf",
-                                 "scenario_errors.png", "scenario_errors.pdf", *kept])
+    assert _tree(out) == sorted(["conversations.jsonl", "summary.json", "report.html", *kept])
 
 
 def _cell(row, seed_seq):

@@ -97,8 +97,12 @@ def test_the_score_report_in_a_browser(page, tmp_path, monkeypatch, capsys):
         number = "-" if part[value] is None else f"{part[value]:.4f}"
         limits = "(-, -)" if low is None else f"({low:.4f}, {high:.4f})"
         assert (row.locator("td.rate").inner_text(), row.locator("td.ci").inner_text()) == (number, limits)
-    assert page.locator("figure img").count() == 2
-    assert page.evaluate("[...document.images].every(i => i.complete && i.naturalWidth > 0)")
+    charts = page.locator("figure svg.chart")
+    assert [charts.nth(i).get_attribute("data-chart") for i in range(charts.count())] == ["rates", "scenario_errors"]
+    assert page.evaluate("[...document.querySelectorAll('figure svg.chart')].every(s => "
+                         "s.getBoundingClientRect().width > 400 && s.getBoundingClientRect().height > 100)")
+    ticks = page.locator('svg[data-chart="rates"] text.tick').all_text_contents()
+    assert ticks == ["0", "0.2", "0.4", "0.6", "0.8", "1"]  # the axis of a rate, drawn
     _shot(page, tmp_path, "score-top")
 
     rows = page.locator("#conversations-table tbody tr")
@@ -159,6 +163,10 @@ def test_the_compare_report_in_a_browser(page, tmp_path, monkeypatch, capsys):
     page.goto((out / "report.html").as_uri())
     assert page.locator('tr[data-figure="p_o"] td').nth(3).inner_text() == \
         f"{compared['differences']['p_o']['difference']:+.3f}"
+    forest = page.locator('figure svg.chart[data-chart="differences"]')
+    assert forest.is_visible() and forest.locator("line.zero").count() == 1
+    assert forest.locator("text.legend").all_text_contents() == ["Newcombe (square-and-add)", "paired cluster bootstrap"]
+    _shot(page, tmp_path, "compare-top")
     rows = page.locator("#disagreements-table tbody tr")
     assert rows.count() == min(50, len(compared["disagreements"])) > 0
     rows.first.click()

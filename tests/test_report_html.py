@@ -115,7 +115,8 @@ def test_the_page_fetches_nothing(records, policy, tmp_path, monkeypatch, capsys
         for name, value in attrs.items():
             if name in ("src", "href", "action", "poster", "srcset", "data", "formaction"):
                 assert value.startswith(("data:", "#")), (tag, name, value[:80])
-    assert [a["src"][:22] for t, a in tags if t == "img"] == ["data:image/png;base64,"] * 2  # the figures, inlined
+    assert [t for t, _ in tags if t == "img"] == []  # the figures are the page's own SVG
+    assert [a.get("data-chart") for t, a in tags if t == "svg"] == ["rates", "scenario_errors"]
     scripts = [attrs for tag, attrs in tags if tag == "script"]
     assert scripts == [{"type": "application/json", "id": "report-data"}, {}]  # no script is fetched
     policy_meta = next(a for t, a in tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
@@ -187,18 +188,35 @@ def test_the_page_shows_the_figures_of_summary_json(records, policy, tmp_path, m
 
 # ------------------------------------------------------------------ written with the run, or not at all
 
-def test_the_report_is_renamed_before_the_summary_which_names_it(records, policy, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("figures", [False, True])
+def test_the_report_is_renamed_before_the_summary_which_names_it(records, policy, tmp_path, monkeypatch, capsys,
+                                                                 figures):
     renamed, replace = [], os.replace
     monkeypatch.setattr(os, "replace", lambda src, dst: (renamed.append(os.path.basename(dst)), replace(src, dst)))
     out = tmp_path / "out"
-    assert _score(monkeypatch, capsys, records, "--policy", policy, "--out", out)[0] == 0
-    assert renamed == ["conversations.jsonl", "report.html", "rates.png", "rates.pdf", "scenario_errors.png",
-                       "scenario_errors.pdf", "summary.json"]
+    options = ("--figures",) if figures else ()
+    assert _score(monkeypatch, capsys, records, "--policy", policy, "--out", out, *options)[0] == 0
+    drawn = ["rates.png", "rates.pdf", "scenario_errors.png", "scenario_errors.pdf"] if figures else []
+    assert renamed == ["conversations.jsonl", "report.html", *drawn, "summary.json"]
+    report_files = REPORT_FILES if figures else ["report.html"]
     outputs = orjson.loads((out / "summary.json").read_bytes())["provenance"]["outputs"]
-    for name in ("conversations.jsonl", *REPORT_FILES):
+    assert sorted(outputs) == sorted(["conversations.jsonl", *report_files])
+    for name in ("conversations.jsonl", *report_files):
         raw = (out / name).read_bytes()
         assert outputs[name] == {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
-    assert sorted(p.name for p in out.iterdir()) == sorted(["conversations.jsonl", "summary.json", *REPORT_FILES])
+    assert sorted(p.name for p in out.iterdir()) == sorted(["conversations.jsonl", "summary.json", *report_files])
+    if figures:  # a run without --figures removes the figures of an earlier run, which it does not describe
+        assert _score(monkeypatch, capsys, records, "--policy", policy, "--out", out)[0] == 0
+        assert sorted(p.name for p in out.iterdir()) == ["conversations.jsonl", "report.html", "summary.json"]
+
+
+def test_figures_and_no_report_are_refused_together(records, policy, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    code, printed, err = _score(monkeypatch, capsys, records, "--policy", policy, "--out", out, "--figures",
+                                "--no-report")
+    assert (code, printed, err) == (2, "", "error: --figures and --no-report cannot go together: the figures are "
+                                    "drawn with report.html\n")
+    assert not out.exists()
 
 
 def _full_at_the_report(monkeypatch):
@@ -362,10 +380,13 @@ def test_compare_opens_both_assistants_conversations_side_by_side(tmp_path, monk
     a = _scored(monkeypatch, capsys, tmp_path, "careful", lambda i: (i // 2) % 2 == 0)
     b = _scored(monkeypatch, capsys, tmp_path, "eager", lambda i: True, "--report-timelines", "2")
     out = tmp_path / "cmp"
-    code, printed, _ = run_cli_output(monkeypatch, capsys, "compare", a, b, "--out", out)
-    assert code == 0 and f"report: {out / 'report.html'}" in printed
+    code, printed, _ = run_cli_output(monkeypatch, capsys, "compare", a, b, "--out", out, "--figures")
+    assert code == 0 and f"report: {out / 'report.html'} (open it in a browser), with the figure differences" in printed
     assert sorted(p.name for p in out.iterdir()) == ["compare.json", "differences.csv", "differences.pdf",
                                                      "differences.png", "disagreements.csv", "report.html"]
+    assert run_cli_output(monkeypatch, capsys, "compare", a, b, "--out", out)[0] == 0  # without: only the page
+    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "differences.csv", "disagreements.csv",
+                                                     "report.html"]
     compared = orjson.loads((out / "compare.json").read_bytes())
     data = report_data(_page(out))
     assert [row[0] for row in data["rows"]] == [row["scenario_id"] for row in compared["disagreements"]]

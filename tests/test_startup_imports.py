@@ -159,15 +159,17 @@ with open(out, "w") as f:
 
 def _summary(path) -> dict:
     data = json.loads(path.read_text())
-    del data["provenance"]["created"]  # the time of the run: the one field two runs may not share
-    return data
+    created = data["provenance"].pop("created")  # the time of the run: the one field two runs may not share
+    page = (path.parent / "report.html").read_text(encoding="utf-8")
+    assert data["provenance"]["outputs"].pop("report.html")["bytes"] == len(page.encode("utf-8"))
+    return {**data, "report.html": page.replace(created, "")}  # the page says when it was scored
 
 
 @pytest.mark.parametrize("interval", ["wilson-kish", "bootstrap-percentile"])
 def test_score_imports_no_drawing_and_scores_as_before(tmp_path, monkeypatch, capsys, interval):
     (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
     (tmp_path / "policy.json").write_text(json.dumps({"escalation_tools": ["transfer_to_human"]}))
-    args = ["score", "records.jsonl", "--policy", "policy.json", "--interval", interval, "--no-report"]  # nothing drawn
+    args = ["score", "records.jsonl", "--policy", "policy.json", "--interval", interval]
     listing = tmp_path / "modules.json"
     done = subprocess.run([sys.executable, "-c", _SCORE, str(listing), *args, "--out", "fresh"], capture_output=True,
                           text=True, timeout=TIMEOUT, cwd=tmp_path)

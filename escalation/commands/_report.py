@@ -1,6 +1,8 @@
-"""``report.html`` and the figures beside the outputs of ``escalation score`` and ``escalation compare``.
+"""``report.html``, and with ``--figures`` the figures as PNG and PDF, beside the outputs of
+``escalation score`` and ``escalation compare``.
 
-The score report is made as the run scores (:class:`ScoreReport`, the ``report`` of
+The page draws its own figures (SVG, without matplotlib, which only ``--figures`` imports). The
+score report is made as the run scores (:class:`ScoreReport`, the ``report`` of
 :func:`escalation.estimators.score_file`): its table keeps a few columns of every conversation,
 its timelines the lines of the first ``--report-timelines`` conversations, whose evidence comes
 from a second pass over the logs that stops there. Its files are written with
@@ -46,12 +48,13 @@ class ScoreReport:
     mode : {"record", "text"}
     timelines : int
         Conversations, the first in input order, whose timeline the page holds; 0 reads no log twice.
+    figures : bool
+        Also draw the figures as PNG and PDF files (``--figures``).
     """
 
-    names = report_files(SCORE_FIGURES)
-
-    def __init__(self, policy, mode: str, timelines: int):
-        self.policy, self.mode, self.limit = policy, mode, timelines
+    def __init__(self, policy, mode: str, timelines: int, *, figures: bool = False):
+        self.policy, self.mode, self.limit, self.figures = policy, mode, timelines, figures
+        self.names = report_files(SCORE_FIGURES if figures else ())
         self._parts, self._lines = [], []
 
     def add(self, results) -> None:
@@ -71,15 +74,18 @@ class ScoreReport:
 
         from escalation.estimators import (EVIDENCE_ARGUMENTS_LIMIT, EVIDENCE_ITEMS_LIMIT, EVIDENCE_TEXT_LIMIT,
                                            handoff_word)
-        from escalation.figures import plot_rates, plot_scenario_errors, score_report
+        from escalation.figures import score_report
 
         table = pd.concat(self._parts, ignore_index=True) if self._parts else pd.DataFrame(columns=list(_TABLE))
         data = summary.to_dict()
-        files = _drawn({"rates": plot_rates(data), "scenario_errors": plot_scenario_errors(table)})
+        files = {}
+        if self.figures:
+            from escalation.figures import plot_rates, plot_scenario_errors
+            files = _drawn({"rates": plot_rates(data), "scenario_errors": plot_scenario_errors(table)})
         page = score_report(data, table, self._timelines(conversations),
                             limits={"text": EVIDENCE_TEXT_LIMIT, "arguments": EVIDENCE_ARGUMENTS_LIMIT,
                                     "items": EVIDENCE_ITEMS_LIMIT},
-                            timeline_limit=self.limit, figures={stem: files[f"{stem}.png"] for stem in SCORE_FIGURES},
+                            timeline_limit=self.limit, figure_files=self.figures,
                             fixes=summary.not_evaluated_fixes,
                             handoff_tools=[name for name in data["unmarked_tools"] if handoff_word(name)])
         return {REPORT: page.encode("utf-8"), **files}
@@ -123,8 +129,8 @@ def _folder_timelines(folder: Path, summary: dict) -> tuple[dict, str]:
                        "(escalation score --report-timelines N sets how many).")
 
 
-def compare_files(a_dir: Path, b_dir: Path, result, data: dict) -> dict[str, bytes]:
-    """The bytes of the compare report.html and its figure, by name.
+def compare_files(a_dir: Path, b_dir: Path, result, data: dict, *, figures: bool = False) -> dict[str, bytes]:
+    """The bytes of the compare report.html, and with ``figures`` of its figure as PNG and PDF, by name.
 
     Parameters
     ----------
@@ -135,12 +141,15 @@ def compare_files(a_dir: Path, b_dir: Path, result, data: dict) -> dict[str, byt
         ``compare.json`` (``result.to_dict()``).
     """
     from escalation.estimators import read_scored
-    from escalation.figures import compare_report, plot_difference_forest
+    from escalation.figures import compare_report
 
-    files = _drawn({"differences": plot_difference_forest(result.to_frame(), confidence=result.confidence)})
+    files = {}
+    if figures:
+        from escalation.figures import plot_difference_forest
+        files = _drawn({"differences": plot_difference_forest(result.to_frame(), confidence=result.confidence)})
     frames, timelines, none = {}, {}, {}
     for who, folder in (("a", a_dir), ("b", b_dir)):
         frames[who], summary = read_scored(folder)
         timelines[who], none[who] = _folder_timelines(folder, summary)
-    page = compare_report(data, frames, timelines, no_timeline=none, figures={"differences": files["differences.png"]})
+    page = compare_report(data, frames, timelines, no_timeline=none, figure_files=figures)
     return {REPORT: page.encode("utf-8"), **files}

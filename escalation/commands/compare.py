@@ -38,8 +38,8 @@ HELP = (
     "  escalation compare scored/gpt-4o scored/claude --out comparison\n\n"
     "prints claude minus gpt-4o for each figure (p_u, p_o: lower is better; pi: higher is better) and the "
     "scenarios where they disagree, and writes comparison/compare.json, differences.csv and disagreements.csv, "
-    "and report.html (the scenarios where they disagree, each conversation of both side by side, with the "
-    "timelines the score folders' report.html hold) with the figure differences (.png, .pdf)."
+    "and report.html (the differences as a forest plot, and the scenarios where they disagree, each "
+    "conversation of both side by side, with the timelines the score folders' report.html hold)."
 )
 
 _FLAGS = {"confidence": "--confidence", "n_boot": "--n-boot", "interval": "--interval", "names": "--names",
@@ -95,9 +95,9 @@ def _ids(ids, first: int = 10) -> str:
     return text + (f", ... ({len(ids) - first} more in compare.json)" if len(ids) > first else "")
 
 
-def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report: bool = False) -> None:
+def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report: tuple[str, ...] = ()) -> None:
     """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns); ``report``:
-    report.html and the figure were written."""
+    the report's files that were written."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -177,8 +177,9 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
     if out is not None:
         console.print(f"wrote {plain(out / 'compare.json', None)}, differences.csv and disagreements.csv")
         if report:
-            console.print(f"report: {plain(out / 'report.html', None)} (open it in a browser), with the figure "
-                          f"{' and '.join(COMPARE_FIGURES)} (.png, .pdf)", soft_wrap=True)
+            figure = f", with the figure {' and '.join(COMPARE_FIGURES)} (.png, .pdf)" if len(report) > 1 else ""
+            console.print(f"report: {plain(out / 'report.html', None)} (open it in a browser){figure}",
+                          soft_wrap=True)
 
 
 def compare(
@@ -204,16 +205,18 @@ def compare(
                                         "Wilson-Kish limits (default: estimated)."),
     top: int = typer.Option(10, "--top", metavar="N", help="Disagreeing scenarios to print."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for compare.json, "
-                                       "differences.csv and disagreements.csv, and report.html with the figure "
-                                       "differences (.png, .pdf)."),
-    no_report: bool = typer.Option(False, "--no-report", help="With --out: write neither report.html nor the "
-                                   "figure."),
+                                       "differences.csv and disagreements.csv, and report.html."),
+    no_report: bool = typer.Option(False, "--no-report", help="With --out: do not write report.html."),
+    figures: bool = typer.Option(False, "--figures", help="With --out: also draw the forest plot differences as "
+                                 "PNG and PDF files for a paper (imports matplotlib: about a second more)."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
     from escalation.estimators import InputError, ScenarioMismatchError, check_out_dir, compare_scored, write_files
 
     if top < 0:
         raise InputError(f"--top must be at least 0, got {top}")
+    if figures and no_report:
+        raise InputError("--figures and --no-report cannot go together: the figure is drawn with report.html")
     if out is not None:
         check_out_dir(out, (a_dir, b_dir), writes=("compare.json", "differences.csv", "disagreements.csv",
                                                    *report_files(COMPARE_FIGURES)))
@@ -234,15 +237,16 @@ def compare(
                  "disagreements.csv": result.disagreements.to_csv(index=False)}
         if not no_report:
             from ._report import compare_files
-            files.update(compare_files(a_dir, b_dir, result, data))
+            files.update(compare_files(a_dir, b_dir, result, data, figures=figures))
         write_files(out, files)
-        if no_report:  # an earlier run's, which would not describe this comparison
-            for name in report_files(COMPARE_FIGURES):
+        for name in report_files(COMPARE_FIGURES):  # an earlier run's, which would not describe this comparison
+            if name not in files:
                 (out / name).unlink(missing_ok=True)
     if as_json:
         typer.echo(json_text(data))
         return
-    print_comparison(data, top=top, out=out, report=out is not None and not no_report)
+    print_comparison(data, top=top, out=out, report=tuple(n for n in report_files(COMPARE_FIGURES)
+                                                          if out is not None and n in files))
 
 
 compare.__doc__ = HELP  # the command's help: plain click text, readable at 80 columns

@@ -67,9 +67,9 @@ def _fmt(x, digits=4):
 
 
 def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path],
-                  apart: Collection[str] = (), report: bool = False) -> None:
+                  apart: Collection[str] = (), report: tuple[str, ...] = ()) -> None:
     """A short readable summary of ``summary.json`` for a person; the warnings in ``apart`` are left
-    out (the command prints them on standard error); ``report``: report.html and the figures were written."""
+    out (the command prints them on standard error); ``report``: the report's files that were written."""
     from rich.table import Table
     from rich.text import Text
 
@@ -131,8 +131,9 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
         console.print(f"wrote {plain(out_dir / 'conversations.jsonl', None)} and "
                       f"{plain(out_dir / 'summary.json', None)}", soft_wrap=True)  # paths are never cut
         if report:
-            console.print(f"report: {plain(out_dir / 'report.html', None)} (open it in a browser), with the figures "
-                          f"{' and '.join(SCORE_FIGURES)} (.png, .pdf)", soft_wrap=True)
+            figures = f", with the figures {' and '.join(SCORE_FIGURES)} (.png, .pdf)" if len(report) > 1 else ""
+            console.print(f"report: {plain(out_dir / 'report.html', None)} (open it in a browser){figures}",
+                          soft_wrap=True)
 
 
 def _format_hint(records, given: str) -> str | None:
@@ -162,8 +163,8 @@ def score(
                                 "action_tools, approval_tools, gated_tools."),
     format: str = typer.Option("auto", "--format", metavar="NAME", help=f"Input format: {', '.join(FORMATS)}."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for conversations.jsonl (one line per input "
-                                       "conversation) and summary.json, and report.html with the figures "
-                                       "rates and scenario_errors (.png, .pdf)."),
+                                       "conversation) and summary.json, and report.html (its figures, "
+                                       "causes and every conversation, one page that opens from disk)."),
     rho: Optional[float] = typer.Option(None, "--rho", min=0.0, max=1.0, metavar="RHO",
                                         help="Fix the intra-scenario correlation instead of estimating it."),
     confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL",
@@ -185,8 +186,11 @@ def score(
                                          "report.html lists every conversation, and holds the timeline (turns, "
                                          "texts, calls) of the first N in input order, read from the logs a "
                                          "second time that stops there; 0: none, and no second read."),
-    no_report: bool = typer.Option(False, "--no-report", help="With --out: write neither report.html nor the "
-                                   "figures (nothing is drawn, which is faster)."),
+    no_report: bool = typer.Option(False, "--no-report", help="With --out: do not write report.html (no second "
+                                   "read of the logs for its timelines)."),
+    figures: bool = typer.Option(False, "--figures", help="With --out: also draw the figures rates and "
+                                 "scenario_errors as PNG and PDF files for a paper (imports matplotlib: about a "
+                                 "second more)."),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N", help="Conversations scored at a time (memory bound)."),
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
@@ -222,6 +226,8 @@ def score(
             flag = " (a flag such as --json takes no value: write it alone)" \
                 if str(path).lower() in ("true", "false", "yes", "no", "1", "0") else ""
             raise InputError(f"no such file or folder{flag}", source=str(path))
+    if figures and no_report:
+        raise InputError("--figures and --no-report cannot go together: the figures are drawn with report.html")
     if out is not None:
         check_out_dir(out, [*records, policy, labels, plan, validation, instructions],
                       writes=("conversations.jsonl", "summary.json", "judges.jsonl", *report_files(SCORE_FIGURES)))
@@ -255,7 +261,7 @@ def score(
     report = None
     if out is not None and not no_report:
         from ._report import ScoreReport
-        report = ScoreReport(policy_obj, mode.value, report_timelines)
+        report = ScoreReport(policy_obj, mode.value, report_timelines, figures=figures)
     size = sum(os.path.getsize(p) for p in records if p.is_file()) or None
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   transient=True, disable=not sys.stderr.isatty()) as bar:
@@ -274,7 +280,8 @@ def score(
                                            progress=lambda n: bar.advance(task, n), provenance=facts,
                                            limits=limits, report=report)
             if out is not None:  # an earlier run's, which the summary just written does not name
-                for name in ("judges.jsonl", *(report_files(SCORE_FIGURES) if report is None else ())):
+                written = () if report is None else report.names
+                for name in ("judges.jsonl", *(n for n in report_files(SCORE_FIGURES) if n not in written)):
                     (out / name).unlink(missing_ok=True)
         finally:
             if collecting:
@@ -295,7 +302,7 @@ def score(
         typer.echo(json.dumps(data, indent=2))
     else:
         print_summary(data, records=", ".join("standard input" if str(p) == "-" else str(p) for p in records),
-                      fmt=used, out_dir=out, apart=notes, report=report is not None)
+                      fmt=used, out_dir=out, apart=notes, report=() if report is None else report.names)
         if correction is not None:
             from ._console import console
             from ._validation import print_validation
