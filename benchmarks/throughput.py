@@ -9,11 +9,15 @@ conversations are written for), then measures in this one run, each figure the m
 
 - **parse**: ``pyarrow.json.read_json`` of the whole file, parse only (blocks of 2 MB, as the
   reader's), every core Arrow wants;
-- **end to end**: ``python -m escalation score FILE --policy P --format jsonl --out DIR --json`` as
-  a subprocess (``sys.executable``), on the file and on a file of its first 10 lines, alternated;
-  the **marginal** time is the difference of the two medians (start-up and imports cancel), and
-  the ratio **marginal / parse** is issue 18's (target: at most 2). The peak resident memory of
-  the child on the whole file (``ru_maxrss`` from ``os.wait4``) is printed beside it;
+- **end to end**: ``python -m escalation score FILE --policy P --format jsonl --out DIR --json
+  --no-report`` as a subprocess (``sys.executable``), on the file and on a file of its first 10
+  lines, alternated; the **marginal** time is the difference of the two medians (start-up and
+  imports cancel), and the ratio **marginal / parse** is issue 18's (target: at most 2), of the
+  stages below. The peak resident memory of the child on the whole file (``ru_maxrss`` from
+  ``os.wait4``) is printed beside it;
+- **with the report**: the same without ``--no-report``, as a user runs it: report.html (issue
+  19: a row of every conversation, the timelines of the first 1,000) adds its own time, printed
+  as a second ratio;
 - **stages**, in this process, of the work ``score_file`` does on the same chunks, with the
   cyclic garbage collector paused as the command pauses it: *read* (``iter_records``, every chunk
   collected: Arrow's parse in its background thread and the columnar conversion), *score*
@@ -53,10 +57,11 @@ def parse_only(path: Path) -> float:
     return elapsed
 
 
-def score_run(path: Path, policy: Path, out: Path) -> tuple[float, float]:
-    """Wall time and peak resident memory (MB) of ``escalation score`` on ``path``, a fresh process."""
+def score_run(path: Path, policy: Path, out: Path, *, report: bool = False) -> tuple[float, float]:
+    """Wall time and peak resident memory (MB) of ``escalation score`` on ``path``, a fresh process
+    (with its report.html when ``report``)."""
     command = [sys.executable, "-m", "escalation", "score", str(path), "--policy", str(policy), "--format", "jsonl",
-               "--out", str(out), "--json"]
+               "--out", str(out), "--json", *(() if report else ("--no-report",))]
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         t = time.perf_counter()
         child = subprocess.Popen(command, stdout=stdout, stderr=stderr)
@@ -143,7 +148,7 @@ def main() -> None:
         print(f"file: {path} ({path.stat().st_size / 1e6:,.0f} MB, {lines:,} lines); repetitions: {args.repeat}")
 
         parse_only(small)  # imports pyarrow.json
-        parses, whole, tens, peaks, runs = [], [], [], [], []
+        parses, whole, tens, peaks, runs, reported, reported_tens = [], [], [], [], [], [], []
         score_run(small, policy_path, tmp / "warm")  # the first run compiles nothing later runs need again
         for r in range(args.repeat):
             parses.append(parse_only(path))
@@ -151,6 +156,8 @@ def main() -> None:
             whole.append(elapsed)
             peaks.append(peak)
             tens.append(score_run(small, policy_path, tmp / f"small{r}")[0])
+            reported.append(score_run(path, policy_path, tmp / f"report{r}", report=True)[0])
+            reported_tens.append(score_run(small, policy_path, tmp / f"small-report{r}", report=True)[0])
         collecting = gc.isenabled()
         gc.disable()  # as the command does
         try:
@@ -168,6 +175,11 @@ def main() -> None:
     print(f"escalation score, 10 lines           {ten:7.2f} s   (runs: {', '.join(f'{x:.2f}' for x in tens)})")
     print(f"marginal time (whole - 10 lines)     {marginal:7.2f} s")
     print(f"  ratio marginal / parse             {marginal / parse:7.2f}x  (target <= {TARGET:g}x)")
+    with_report = statistics.median(reported) - statistics.median(reported_tens)
+    print(f"with report.html: marginal          {with_report:7.2f} s   (runs: {', '.join(f'{x:.2f}' for x in reported)}; "
+          f"10 lines: {', '.join(f'{x:.2f}' for x in reported_tens)})")
+    print(f"  ratio marginal / parse             {with_report / parse:7.2f}x  (the report: "
+          f"{with_report - marginal:+.2f} s)")
     print("stages in process (median of the repetitions):")
     names = list(runs[0])
     medians = {name: statistics.median(run[name] for run in runs) for name in names}

@@ -20,7 +20,7 @@ SCORE_FIGURES = ("rates", "scenario_errors")
 COMPARE_FIGURES = ("differences",)
 REPORT = "report.html"
 #: Conversations whose timeline a score report holds unless ``--report-timelines`` says otherwise.
-TIMELINES = 10_000
+TIMELINES = 1_000
 #: The columns of every conversation that the score report keeps (its table, the scenario figure).
 _TABLE = ("conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "reason", "u", "o", "cause",
           "turn")
