@@ -37,6 +37,7 @@ Reports
 =======
 score_report, compare_report     one self-contained HTML page (returned as text) of a scoring, of a comparison
 report_data                      the data such a page holds, read back
+study_page, SMOKE_BANNER         one self-contained HTML page of a study's report.md, its figures and tables
 figure_bytes                     a Figure as PNG or PDF bytes, for a page and for the files beside it
 """
 import lazy_loader
@@ -50,6 +51,7 @@ __all__ = [
     "plot_leaderboard",
     "plot_rates", "plot_difference_forest", "plot_scenario_errors",
     "score_report", "compare_report", "report_data", "figure_bytes",
+    "study_page", "SMOKE_BANNER",
 ]
 
 #: The public names by the module that defines each: lazy_loader imports a module the first time one
@@ -62,6 +64,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_report": ["compare_report", "figure_bytes", "report_data", "score_report"],
     "_reproduce": ["plot_profiles", "plot_record_vs_text"],
     "_score": ["plot_difference_forest", "plot_rates", "plot_scenario_errors"],
+    "_study_page": ["SMOKE_BANNER", "study_page"],
     "_sample_size": [
         "plot_interval_validation", "plot_power_validation", "plot_scenarios_by_replicas", "plot_scenarios_grid",
     ],

@@ -66,9 +66,10 @@ from escalation.estimators import (WILSON_METHODS, ClusterSums, DegenerateInterv
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import cluster_pmf
 from ._constants import COVERAGE_METHODS as METHODS, COVERAGE_ORACLES as ORACLES, COVERAGE_SEED as DEFAULT_SEED
-from ._engine import cell_seed, record_outputs, run_cells
+from ._engine import cell_seed, record_outputs, run_cells, step
 from ._figure_files import save_figure
 from ._performance import binomial_mcse, interval_rows
+from ._report_files import write_reports
 from ._tables import write_table
 
 __all__ = ["METHODS", "ORACLES", "FIXED_RHO_METHODS", "BOOTSTRAP_METHODS", "ESTIMANDS", "COLUMNS", "FULL_GRID",
@@ -347,15 +348,15 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
 
     Writes ``design.csv`` (before the run), ``coverage.csv`` (columns ``COLUMNS``, one row per
     cell and method; empty where not computable or not run), ``summary.csv`` and
-    ``recommendation.csv`` (with Markdown copies), ``run.json``, the figures (PNG and PDF) and
-    ``report.md``. Returns the coverage table. ``backend`` and ``scheduler`` choose where the
-    cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`);
+    ``recommendation.csv`` (with Markdown copies), ``run.json``, the figures (PNG and PDF),
+    ``report.md`` and ``report.html``. Returns the coverage table. ``backend`` and ``scheduler``
+    choose where the cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`);
     ``force`` recomputes into a folder that holds an earlier run (its cells and outputs are
     removed first, :func:`studies._engine.run_cells`).
     """
     from escalation.figures import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
-    from ._coverage_report import (aggregate, by_range, misses, recommendation, summary_by_method, summary_cells,
-                                   write_report)
+    from ._coverage_report import (aggregate, by_range, misses, recommendation, report_markdown, summary_by_method,
+                                   summary_cells)
 
     out_dir = Path(out_dir)
     design = build_design(smoke=smoke, nsim=nsim)
@@ -365,28 +366,32 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
     table = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                       backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts,
                       force=force)
-    coverage = table[list(COLUMNS)]
-    cells = summary_cells(coverage)
-    nominal = {"nominal": CONFIDENCE}
-    jobs = []
-    for estimand in ESTIMANDS:
-        part = cells[cells["estimand"] == estimand]
-        jobs += [(coverage_by_scenarios, aggregate(part, "scenarios"), f"coverage_by_scenarios_{estimand}", nominal),
-                 (coverage_by_p, aggregate(part, "p"), f"coverage_by_p_{estimand}", nominal)]
-    jobs += [(width_against_coverage, by_range(cells), "width_against_coverage", nominal),
-             (misses_by_method, misses(cells), "misses_by_method", {})]
-    # a figure takes seconds to draw and save: the workers draw them, like the cells, while the tables are written
-    drawn = Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="all")(
-        delayed(_draw_figure)(draw, data, out_dir / stem, options) for draw, data, stem, options in jobs)
-    written = write_table(coverage, out_dir, "coverage", digits=6)
-    summary, advice = summary_by_method(cells), recommendation(cells)
-    written += write_table(summary, out_dir, "summary",
-                           "Coverage of each interval over every cell (exact where computable)", digits=6)
-    written += write_table(advice, out_dir, "recommendation", "Which interval holds 95%, by scenarios and replicas",
-                           digits=6)
-    figures = [path for paths in drawn for path in paths]
-    write_report(coverage, out_dir / "report.md", cells=cells, summary=summary, advice=advice, seed=seed,
-                 figures=[f.name for f in figures if f.suffix == ".png"], confidence=CONFIDENCE,
-                 n_resamples=N_RESAMPLES, design=design)
-    record_outputs(out_dir, [*written, *figures, out_dir / "report.md"])
+    with step("summarising the cells", progress=progress) as say:
+        coverage = table[list(COLUMNS)]
+        cells = summary_cells(coverage)
+        nominal = {"nominal": CONFIDENCE}
+        jobs = []
+        for estimand in ESTIMANDS:
+            part = cells[cells["estimand"] == estimand]
+            jobs += [(coverage_by_scenarios, aggregate(part, "scenarios"), f"coverage_by_scenarios_{estimand}",
+                      nominal), (coverage_by_p, aggregate(part, "p"), f"coverage_by_p_{estimand}", nominal)]
+        jobs += [(width_against_coverage, by_range(cells), "width_against_coverage", nominal),
+                 (misses_by_method, misses(cells), "misses_by_method", {})]
+        say(f"drawing {len(jobs)} figures and writing the tables")
+        # a figure takes seconds to draw and save: the workers draw them, like the cells, while the tables are written
+        drawn = Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="all")(
+            delayed(_draw_figure)(draw, data, out_dir / stem, options) for draw, data, stem, options in jobs)
+        written = write_table(coverage, out_dir, "coverage", digits=6)
+        summary, advice = summary_by_method(cells), recommendation(cells)
+        written += write_table(summary, out_dir, "summary",
+                               "Coverage of each interval over every cell (exact where computable)", digits=6)
+        written += write_table(advice, out_dir, "recommendation",
+                               "Which interval holds 95%, by scenarios and replicas", digits=6)
+        written += [path for paths in drawn for path in paths]
+        say("writing report.md and report.html")
+        text = report_markdown(coverage, cells=cells, summary=summary, advice=advice, seed=seed, smoke=smoke,
+                               figures=[f.name for f in written if f.suffix == ".png"], confidence=CONFIDENCE,
+                               n_resamples=N_RESAMPLES, design=design)
+        written += write_reports(out_dir, text, smoke=smoke, outputs=written)
+    record_outputs(out_dir, written)
     return coverage

@@ -16,18 +16,17 @@ the oracle's mean minus :data:`ORACLE_MARGIN` / 2.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import INTERVAL_METHODS, RHO_BOUND_LEVEL, write_atomic
+from escalation.estimators import INTERVAL_METHODS, RHO_BOUND_LEVEL
 from ._coverage import UNEQUAL_BOOTSTRAP_MAX_K
 from ._performance import binomial_mcse
 from ._tables import markdown_table
 
 __all__ = ["summary_cells", "summary_by_method", "recommendation", "aggregate", "by_range", "misses", "validation",
-           "write_report", "FLOOR", "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN", "SCENARIO_RANGES"]
+           "report_markdown", "SMOKE_FINDINGS", "FLOOR", "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN",
+           "SCENARIO_RANGES"]
 
 FLOOR = 0.93
 MEAN_LEVEL = 0.945
@@ -37,6 +36,9 @@ ORACLE_MARGIN = 0.01
 SCENARIO_RANGES = (("K < 10", 1, 9), ("10-29", 10, 29), ("30-99", 30, 99), ("K >= 100", 100, np.inf))
 KEYS = ["estimand", "p", "rho", "scenarios", "replicas", "size_cv"]
 ORACLE = "wilson-kish-true-rho"
+#: The findings of a smoke run: its grid lacks most of the conditions the findings of the full study are about.
+SMOKE_FINDINGS = ("Not drawn from a smoke run: its grid holds a few of the study's conditions and few data sets per "
+                  "cell. The tables below show what this run computed.")
 
 _NAMES = {
     "wilson": "Wilson, ignores clustering (oracle baseline)",
@@ -361,13 +363,14 @@ def _findings(cells: pd.DataFrame, table: pd.DataFrame) -> list[str]:
     return findings
 
 
-def write_report(table: pd.DataFrame, path: str | Path, *, cells: pd.DataFrame, summary: pd.DataFrame,
-                 advice: pd.DataFrame, seed: int, figures: list[str], confidence: float, n_resamples: int,
-                 design: pd.DataFrame) -> None:
-    """Write ``report.md`` for the coverage table ``table`` (the rows of ``coverage.csv``) and its ``design``.
+def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.DataFrame, advice: pd.DataFrame,
+                    seed: int, figures: list[str], confidence: float, n_resamples: int, design: pd.DataFrame,
+                    smoke: bool) -> str:
+    """The text of ``report.md`` for the coverage table ``table`` (the rows of ``coverage.csv``) and its ``design``.
 
     ``cells`` is :func:`summary_cells` of ``table``; ``summary`` and ``advice`` are the tables
     written beside the report, :func:`summary_by_method` and :func:`recommendation` of ``cells``.
+    A ``smoke`` run's findings are :data:`SMOKE_FINDINGS`.
     """
     check = validation(table)
     worst = check["worst"]
@@ -431,7 +434,7 @@ def write_report(table: pd.DataFrame, path: str | Path, *, cells: pd.DataFrame, 
         "",
         "## Findings",
         "",
-        *[f"{i}. {f}" for i, f in enumerate(_findings(cells, table), start=1)],
+        *([SMOKE_FINDINGS] if smoke else [f"{i}. {f}" for i, f in enumerate(_findings(cells, table), start=1)]),
         "",
         "## Summary by method",
         "",
@@ -465,4 +468,4 @@ def write_report(table: pd.DataFrame, path: str | Path, *, cells: pd.DataFrame, 
         *[f"- `{name}` (and PDF)" for name in figures],
         "",
     ]
-    write_atomic(path, "\n".join(text))
+    return "\n".join(text)

@@ -57,7 +57,6 @@ given those weights.
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from pathlib import Path
 
@@ -68,18 +67,19 @@ from scipy.special import betaincinv, ndtr
 
 from escalation.estimators import (ClusterBootstrapResult, DegenerateIntervalWarning, clustered_interval,
                                    newcombe_paired_interval, paired_cluster_bootstrap, paired_correlation,
-                                   predictive_value_correction, rogan_gladen, write_atomic)
+                                   predictive_value_correction, rogan_gladen)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape
 from ._constants import DIFFERENCES_SEED as DEFAULT_SEED
-from ._engine import record_outputs, run_cells
+from ._engine import record_outputs, run_cells, step
 from ._figure_files import save_figure
 from ._performance import binomial_mcse, interval_rows, mean
+from ._report_files import write_reports
 from ._tables import markdown_table, write_table
 
 __all__ = ["DEFAULT_SEED", "DIFFERENCE_METHODS", "MODE_B_METHODS", "DIFFERENCE_COLUMNS", "MODE_B_COLUMNS",
            "build_design", "run_cell", "run_differences_study", "difference_intervals", "simulate_pairs", "simulate_mode_b",
-           "mode_b_intervals", "summaries"]
+           "mode_b_intervals", "summaries", "report_markdown", "SMOKE_FINDINGS"]
 
 DIFFERENCE_METHODS = ("newcombe_wilson_kish", "newcombe_wilson_kish_t", "bootstrap_percentile", "bootstrap_bca")
 MODE_B_METHODS = ("predictive_values_wald", "predictive_values_cluster", "rogan_gladen_wald", "rogan_gladen_cluster")
@@ -104,6 +104,9 @@ DEFAULT_NSIM = {"difference": 2000, "mode_b": 2000}
 SMOKE_NSIM = {"difference": 150, "mode_b": 300}
 #: The text judge and the validation subsample of mode B.
 SENSITIVITY, SPECIFICITY, VALIDATION_SHARE = 0.75, 0.95, 0.3
+#: The findings of a smoke run: its grid lacks most of the conditions the findings of the full study compare.
+SMOKE_FINDINGS = ("Not drawn from a smoke run: its grid holds a few of the study's conditions and few data sets per "
+                  "cell. The tables below show what this run computed.")
 
 FULL_GRID = {
     "difference": {"pairs": ((0.05, 0.05), (0.02, 0.1), (0.2, 0.2), (0.1, 0.3)),
@@ -513,19 +516,22 @@ def _validation(differences: pd.DataFrame, mode_b: pd.DataFrame) -> list[str]:
     return lines
 
 
-def write_report(differences: pd.DataFrame, mode_b: pd.DataFrame, tables: dict, path: Path, *, seed: int,
-                 figures: list[str], elapsed: float, smoke: bool, resumed: int = 0) -> None:
-    """``report.md``: the ADEMP design, validation, findings and the summary tables."""
+def report_markdown(differences: pd.DataFrame, mode_b: pd.DataFrame, tables: dict, *, seed: int,
+                    figures: list[str], cells_seconds: float, smoke: bool, resumed: int = 0) -> str:
+    """The text of ``report.md``: the ADEMP design, validation, findings (:data:`SMOKE_FINDINGS` for a
+    ``smoke`` run) and the summary tables."""
     design = __doc__.split("\n\n", 1)[1].split("\n\nReproducibility", 1)[0]
+    findings = [SMOKE_FINDINGS] if smoke else [f"- {f}" for f in _findings(differences, mode_b, tables)]
     lines = ["# Differences study: compare's intervals and the mode-B correction, with replicas\n",
              (f"Seed {seed}; {'smoke run; ' if smoke else ''}{differences['cell'].nunique()} difference cells of "
               f"{int(differences['nsim'].iloc[0])} data sets, {mode_b['cell'].nunique()} mode-B cells of "
-              f"{int(mode_b['nsim'].iloc[0])}; {N_RESAMPLES} bootstrap resamples; run time {elapsed:.0f} s "
-              f"{f'({resumed} cells resumed from an earlier run) ' if resumed else ''}"
-              "(run.json). Every number below is read from this run's tables.\n"),
+              f"{int(mode_b['nsim'].iloc[0])}; {N_RESAMPLES} bootstrap resamples; cells computed in "
+              f"{cells_seconds:.0f} s {f'({resumed} cells resumed from an earlier run) ' if resumed else ''}"
+              "(run.json: `cells_seconds`; the whole run: `elapsed_seconds`). Every number below is read from this "
+              "run's tables.\n"),
              "## Design (ADEMP)\n", design.strip() + "\n",
              "## Validation\n", *_validation(differences, mode_b), "",
-             "## Findings\n", *(f"- {f}" for f in _findings(differences, mode_b, tables)), "",
+             "## Findings\n", *findings, "",
              "## Recommendation (recommendation.md)\n",
              ("Per number of scenarios, the methods whose lowest coverage over every other condition of the grid "
               f"is at least {FAILS_BELOW}, narrowest first:\n"), markdown_table(tables["recommendation"]),
@@ -534,7 +540,7 @@ def write_report(differences: pd.DataFrame, mode_b: pd.DataFrame, tables: dict, 
              f"## Cells below {FAILS_BELOW} (failures.md)\n",
              f"{len(tables['failures'])} method-cells; the full list with misses by side is in failures.md.\n",
              "## Figures\n", *(f"![{name}]({name})" for name in figures), ""]
-    write_atomic(path, "\n".join(lines))
+    return "\n".join(lines)
 
 
 _TITLES = {
@@ -555,7 +561,7 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
     Writes ``design.csv`` (before the run), ``run.json``, ``differences.csv`` and ``mode_b.csv``
     (one row per method and cell), the summary tables ``summary``, ``by_scenarios``,
     ``failures`` and ``recommendation`` (CSV and Markdown), the figures
-    ``differences_coverage`` and ``mode_b_coverage`` (PNG and PDF) and ``report.md``. ``nsim``
+    ``differences_coverage`` and ``mode_b_coverage`` (PNG and PDF), ``report.md`` and ``report.html``. ``nsim``
     replaces the data sets per cell of both parts. Returns the tables by name. ``force``
     recomputes into a folder that holds an earlier run (its cells and outputs are removed first,
     :func:`studies._engine.run_cells`).
@@ -564,29 +570,34 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
     design = build_design(smoke=smoke, nsim=nsim)
     facts = {"study": "differences", "smoke": smoke, "nsim": None if nsim is None else int(nsim),
              "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE, "bootstrap_batch": BOOTSTRAP_BATCH}
-    clock = time.perf_counter()
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="differences cells", run_facts=facts,
                      force=force)
-    elapsed = time.perf_counter() - clock
-    resumed = int(orjson.loads((out_dir / "run.json").read_bytes()).get("cells_resumed", 0))
-    differences = long[long["part"] == "difference"].reset_index(drop=True)
-    mode_b = long[long["part"] == "mode_b"].reset_index(drop=True)
-    tables = summaries(differences, mode_b)
-    written = []
-    for name, table in (("differences", differences[["cell", *DIFFERENCE_COLUMNS]]),
-                        ("mode_b", mode_b[["cell", *MODE_B_COLUMNS]]), *tables.items()):
-        written += write_table(table, out_dir, name, _TITLES[name], digits=6)
-    from escalation.figures import difference_coverage, mode_b_coverage
-    style = {"names": _NAMES, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
-    figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS, **style),
-                          out_dir / "differences_coverage")
-    figures += save_figure(mode_b_coverage(
-        mode_b, usable_mode_b(mode_b), methods=MODE_B_METHODS,
-        title=(f"Coverage of the mode-B corrected rate (Se = {SENSITIVITY:g}, Sp = {SPECIFICITY:g}, validation "
-               f"share {VALIDATION_SHARE:g}; coverage of the defined intervals, where at least "
-               f"{1 - MAX_UNDEFINED:.0%} are defined)"), **style), out_dir / "mode_b_coverage")
-    write_report(differences, mode_b, tables, out_dir / "report.md", seed=seed, elapsed=elapsed, smoke=smoke,
-                 resumed=resumed, figures=[f.name for f in figures if f.suffix == ".png"])
-    record_outputs(out_dir, [*written, *figures, out_dir / "report.md"])
+    run = orjson.loads((out_dir / "run.json").read_bytes())
+    with step("summarising the cells", progress=progress) as say:
+        differences = long[long["part"] == "difference"].reset_index(drop=True)
+        mode_b = long[long["part"] == "mode_b"].reset_index(drop=True)
+        tables = summaries(differences, mode_b)
+        say("writing the tables")
+        written = []
+        for name, table in (("differences", differences[["cell", *DIFFERENCE_COLUMNS]]),
+                            ("mode_b", mode_b[["cell", *MODE_B_COLUMNS]]), *tables.items()):
+            written += write_table(table, out_dir, name, _TITLES[name], digits=6)
+        say("drawing the figures")
+        from escalation.figures import difference_coverage, mode_b_coverage
+        style = {"names": _NAMES, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
+        figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS, **style),
+                              out_dir / "differences_coverage")
+        figures += save_figure(mode_b_coverage(
+            mode_b, usable_mode_b(mode_b), methods=MODE_B_METHODS,
+            title=(f"Coverage of the mode-B corrected rate (Se = {SENSITIVITY:g}, Sp = {SPECIFICITY:g}, validation "
+                   f"share {VALIDATION_SHARE:g}; coverage of the defined intervals, where at least "
+                   f"{1 - MAX_UNDEFINED:.0%} are defined)"), **style), out_dir / "mode_b_coverage")
+        say("writing report.md and report.html")
+        text = report_markdown(differences, mode_b, tables, seed=seed, cells_seconds=run["cells_seconds"],
+                               smoke=smoke, resumed=int(run["cells_resumed"]),
+                               figures=[f.name for f in figures if f.suffix == ".png"])
+        written += figures
+        written += write_reports(out_dir, text, smoke=smoke, outputs=written)
+    record_outputs(out_dir, written)
     return {"differences": differences, "mode_b": mode_b, **tables}

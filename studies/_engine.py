@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import time
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
@@ -44,12 +45,15 @@ import numpy as np
 import orjson
 import pandas as pd
 from joblib import Parallel, delayed, parallel_config
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from escalation import __version__
 from escalation.estimators import InputError, output_folder, remove_stale_temporaries, write_atomic
 
-__all__ = ["run_cells", "record_outputs", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS", "RUN_FACTS", "DESIGN"]
+__all__ = ["run_cells", "record_outputs", "step", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS", "RUN_FACTS",
+           "DESIGN"]
 
 CellFunction = Callable[[dict, np.random.SeedSequence], list[dict]]
 
@@ -192,18 +196,45 @@ def _remove_claim(out_dir: Path) -> None:
         (out_dir / name).unlink(missing_ok=True)
 
 
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _stamp(moment: datetime) -> str:
+    """A time of ``run.json``: ISO 8601 in UTC, to the millisecond (``elapsed_seconds`` is read off two of them)."""
+    return moment.isoformat(timespec="milliseconds")
+
+
 def record_outputs(out_dir: str | Path, paths) -> None:
     """List the files a study wrote into ``out_dir`` after its cells in ``run.json`` (key ``outputs``).
 
     They become the engine's: a later run with ``force=True`` removes them with the cells, so a
     recomputed folder holds no output of the earlier run. Call it once the outputs are written,
-    with every path (each inside ``out_dir``).
+    with every path (each inside ``out_dir``): the run ends here, so ``finished`` and
+    ``elapsed_seconds`` (the run's wall time since :func:`run_cells` began, ``started``) are
+    set to now.
     """
     out_dir = Path(out_dir)
     names = sorted({Path(p).name for p in paths if Path(p).resolve().parent == out_dir.resolve()})
     facts = orjson.loads((out_dir / RUN_FACTS).read_bytes())
-    facts["outputs"] = names
+    finished = _now()
+    facts.update(outputs=names, finished=_stamp(finished),
+                 elapsed_seconds=round((finished - datetime.fromisoformat(facts["started"])).total_seconds(), 3))
     write_atomic(out_dir / RUN_FACTS, orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+
+
+@contextmanager
+def step(description: str, *, progress: bool = True) -> Iterator[Callable[[str], None]]:
+    """A spinner on standard error while a step of a study that is not a cell loop runs (tables, figures, a report).
+
+    Shown with ``progress`` when standard error is a terminal, and wiped when the step ends. Yields a
+    function that replaces the text beside the spinner (``say("drawing profiles.png")``).
+    """
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True,
+                  disable=not (progress and sys.stderr.isatty())) as spinner:
+        task = spinner.add_task(description, total=None)
+        yield lambda text: spinner.update(task, description=text, refresh=True)
 
 
 @contextmanager
@@ -263,9 +294,12 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
         Folder for ``design.csv`` (written before the run starts, with a ``cell`` column),
         ``run-args.json`` (what the results depend on: seed, ``run_facts``, the design, the cell
         function, the version), ``cells/`` (one file per finished cell) and ``run.json`` (also
-        start and end time, elapsed seconds, n_jobs, backend, cells resumed, and the study's
-        ``outputs``, :func:`record_outputs`). Created with its missing parents if missing; a run
-        that fails before any cell finished removes what it created.
+        ``started`` and ``finished`` (UTC), ``elapsed_seconds`` (the wall time from the start of
+        this call; :func:`record_outputs` extends it to the study's last output),
+        ``cells_seconds`` (the wall time of the cells computed by this call), n_jobs, backend,
+        cells resumed, and the study's ``outputs``, :func:`record_outputs`). Created with its
+        missing parents if missing; a run that fails before any cell finished removes what it
+        created.
     progress : bool
         Show a rich progress bar over cells.
     backend : {"local", "dask"}
@@ -297,6 +331,7 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if scheduler is not None and backend != "dask":
         raise ValueError("a scheduler address needs backend='dask'")
+    started = _now()
     out_dir = Path(out_dir)
     design = design.reset_index(drop=True)
     design.insert(0, "cell", np.arange(len(design)))
@@ -312,7 +347,7 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
         try:
             return _run_claimed(out_dir, design, design_csv, cell_fn, seed=seed, n_jobs=n_jobs, progress=progress,
                                 backend=backend, scheduler=scheduler, description=description,
-                                run_facts=run_facts, resuming=resuming, computed=computed)
+                                run_facts=run_facts, resuming=resuming, computed=computed, started=started)
         except BaseException:
             if not resuming and not computed:  # nothing to resume: leave the folder as it was
                 _remove_claim(out_dir)
@@ -321,8 +356,8 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
 
 def _run_claimed(out_dir: Path, design: pd.DataFrame, design_csv: str, cell_fn: CellFunction, *, seed: int,
                  n_jobs: int, progress: bool, backend: str, scheduler: str | None, description: str,
-                 run_facts: dict | None, resuming: bool, computed: list[int]) -> pd.DataFrame:
-    """:func:`run_cells` in a claimed folder; appends to ``computed`` each cell it writes."""
+                 run_facts: dict | None, resuming: bool, computed: list[int], started: datetime) -> pd.DataFrame:
+    """:func:`run_cells` in a claimed folder, begun at ``started``; appends to ``computed`` each cell it writes."""
     outputs = [path.name for path in _owned_outputs(out_dir)] if resuming else []
     write_atomic(out_dir / DESIGN, design_csv)
     rows = design.to_dict(orient="records")
@@ -332,7 +367,7 @@ def _run_claimed(out_dir: Path, design: pd.DataFrame, design_csv: str, cell_fn: 
             results[i] = _finished_cell(_cell_path(out_dir, i), i)
     todo = [i for i, done in enumerate(results) if done is None]
     resumed = len(rows) - len(todo)
-    started, clock = datetime.now(timezone.utc), time.perf_counter()
+    clock = time.perf_counter()
 
     def indexed(i: int, row: dict) -> tuple[int, list[dict]]:
         return i, cell_fn(row, cell_seed(seed, i))
@@ -351,12 +386,12 @@ def _run_claimed(out_dir: Path, design: pd.DataFrame, design_csv: str, cell_fn: 
                 computed.append(i)
                 results[i] = json.loads(data)["results"]  # the table is read from what was written
                 bar.advance(task)
-    finished = datetime.now(timezone.utc)
-    facts = {"seed": seed, "version": __version__, "started": started.isoformat(timespec="seconds"),
-             "finished": finished.isoformat(timespec="seconds"),
-             "elapsed_seconds": round(time.perf_counter() - clock, 3), "n_jobs": n_jobs, "backend": backend,
-             "scheduler": scheduler, "cells": len(rows), "cells_resumed": resumed, **(run_facts or {}),
-             "outputs": outputs}
+    cells_seconds = time.perf_counter() - clock
+    finished = _now()
+    facts = {"seed": seed, "version": __version__, "started": _stamp(started), "finished": _stamp(finished),
+             "elapsed_seconds": round((finished - started).total_seconds(), 3),
+             "cells_seconds": round(cells_seconds, 3), "n_jobs": n_jobs, "backend": backend, "scheduler": scheduler,
+             "cells": len(rows), "cells_resumed": resumed, **(run_facts or {}), "outputs": outputs}
     write_atomic(out_dir / RUN_FACTS, orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     table = [{**row, **result} for row, cell_results in zip(rows, results) for result in cell_results]
     return pd.DataFrame(table)

@@ -34,15 +34,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import write_atomic
 from escalation.simulate import JUDGE_CALIBRATION
 from . import _judges_calibration, _judges_causes, _judges_doubt, _read_only, _without_record
 from ._constants import JUDGES_SEED as DEFAULT_SEED
-from ._engine import record_outputs, run_cells
+from ._engine import record_outputs, run_cells, step
 from ._figure_files import save_figure
+from ._report_files import write_reports
 from ._tables import write_table
 
-__all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "write_report", "run_judges_study"]
+__all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "report_markdown",
+           "run_judges_study"]
 
 #: The parts of the study, in design and report order, by the name in the ``part`` column.
 PARTS = {"calibration": _judges_calibration, "doubt": _judges_doubt, "mode_b": _without_record,
@@ -80,8 +81,8 @@ def summarise(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {name: table for part in PARTS.values() for name, table in part.tables(long).items()}
 
 
-def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
-    """``report.md``: the findings in sentences, every number read from the tables."""
+def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
+    """The text of ``report.md``: the findings in sentences, every number read from the tables."""
     languages = tables["calibration_detail"]["language"].unique()
     curves = ", ".join(f"`{lang}` {JUDGE_CALIBRATION[lang]}" for lang in languages if lang in JUDGE_CALIBRATION)
     lines = ["# Judges and the calibration study: report\n",
@@ -95,15 +96,15 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     lines += ["\n## Figures\n", "- reliability: reliability diagram per language; calibration_bias: bias and ECE "
               "against pairs per language; mode_b: without-record and corrected bias against the fake-escalation "
               "rate (PNG and PDF)."]
-    write_atomic(path, "\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 def run_judges_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, nsim: int | None = None,
               progress: bool = True, backend: str = "local", scheduler: str | None = None, force: bool = False,
               reps: int | None = None) -> dict[str, pd.DataFrame]:
-    """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures and
-    ``report.md``. ``nsim``: data sets per calibration, mode B and read-only cell (default 200; 20
-    with ``smoke``); ``reps`` is its old name, still accepted with a :class:`DeprecationWarning`.
+    """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures,
+    ``report.md`` and ``report.html``. ``nsim``: data sets per calibration, mode B and read-only
+    cell (default 200; 20 with ``smoke``); ``reps`` is its old name, still accepted with a :class:`DeprecationWarning`.
     Every table is identical for any ``n_jobs`` and ``backend``; a stopped run resumes in the same
     folder (:func:`escalation.studies.run_cells`); ``force`` recomputes into a folder that holds an
     earlier run (its cells and outputs are removed first)."""
@@ -119,13 +120,18 @@ def run_judges_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, 
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="judges and calibration",
                      run_facts=facts, force=force)
-    written = write_table(long, out_dir, "results")
-    tables = summarise(long)
-    for name, table in tables.items():
-        written += write_table(table, out_dir, name, TITLES[name])
-    written += save_figure(plot_reliability(tables["reliability"]), out_dir / "reliability")
-    written += save_figure(plot_calibration_bias(tables["calibration_detail"]), out_dir / "calibration_bias")
-    written += save_figure(plot_mode_b(tables["mode_b_methods"]), out_dir / "mode_b")
-    write_report(tables, out_dir / "report.md", facts={"seed": seed, **facts})
-    record_outputs(out_dir, [*written, out_dir / "report.md"])
+    with step("summarising the cells", progress=progress) as say:
+        tables = summarise(long)
+        say("writing the tables")
+        written = write_table(long, out_dir, "results")
+        for name, table in tables.items():
+            written += write_table(table, out_dir, name, TITLES[name])
+        say("drawing the figures")
+        written += save_figure(plot_reliability(tables["reliability"]), out_dir / "reliability")
+        written += save_figure(plot_calibration_bias(tables["calibration_detail"]), out_dir / "calibration_bias")
+        written += save_figure(plot_mode_b(tables["mode_b_methods"]), out_dir / "mode_b")
+        say("writing report.md and report.html")
+        written += write_reports(out_dir, report_markdown(tables, facts={"seed": seed, **facts}), smoke=smoke,
+                                 outputs=written)
+    record_outputs(out_dir, written)
     return {"results": long, **tables}

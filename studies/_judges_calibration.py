@@ -198,11 +198,13 @@ def report_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
                          f"than 2 MCSE: {_from_on(gap <= noise)}.")
     small = detail[detail["pairs"] == detail["pairs"].min()]
     crossfit_bias = detail.loc[detail["method"] != "raw", "bias_crossfit"].abs().max()
+    over = small["ece_crossfit"].min() > small["ece"].max()  # the conclusion only where the numbers show it
     lines.append(f"\nCross-fitted on the labelled pairs themselves (5 folds by case), the bias is near 0 by "
                  f"construction (largest |bias| of a fitted map {fmt(crossfit_bias, 4)}), and at "
                  f"{int(small['pairs'].iloc[0])} pairs the cross-fitted ECE ({fmt(small['ece_crossfit'].min())} to "
-                 f"{fmt(small['ece_crossfit'].max())}) over-states the fresh one ({fmt(small['ece'].min())} to "
-                 f"{fmt(small['ece'].max())}): a few labelled pairs cannot measure a calibration.")
+                 f"{fmt(small['ece_crossfit'].max())}) {'over-states' if over else 'is to be compared with'} the "
+                 f"fresh one ({fmt(small['ece'].min())} to {fmt(small['ece'].max())})"
+                 + (": a few labelled pairs cannot measure a calibration." if over else "."))
     lines.append("\nObligation turn (first turn with p_t >= 0.5, maps cross-fitted) at the largest sample: share of "
                  "ESC conversations whose turn is wrong (or missing) / share of ACT conversations given one:")
     for (language, method), part in detail[detail["pairs"] == most].groupby(["language", "method"], sort=False):

@@ -21,33 +21,34 @@ Tables (CSV and Markdown) written to ``DIR``: ``worked_example``, ``worked_examp
 ``profiles`` (the output contract: :data:`PROFILES_COLUMNS`), ``rates``, ``profile_parameters``,
 ``record_vs_text`` (contract: :data:`RECORD_VS_TEXT_COLUMNS`), ``record_vs_text_expected``,
 ``mutants``, ``base_metric``, ``read_only_mark``; figures ``profiles`` and ``record_vs_text``
-(PNG, PDF); ``design.csv`` and ``run.json`` (:func:`studies._engine.run_cells`) and ``report.md``.
+(PNG, PDF); ``design.csv`` and ``run.json`` (:func:`studies._engine.run_cells`), ``report.md`` and
+``report.html``.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from escalation import __version__
-from escalation.estimators import (PhraseJudge, Records, load_conformance_set, score_records, summarise,
-                                   write_atomic)
+from escalation.estimators import PhraseJudge, Records, load_conformance_set, score_records, summarise
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
 from ._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
-from ._engine import record_outputs, run_cells
+from ._engine import record_outputs, run_cells, step
 from ._figure_files import save_figure
 from ._mutants import catching_cases
 from ._performance import binomial_mcse
+from ._report_files import write_reports
 from ._tables import markdown_table, write_table
 from ._templates import render
 
 __all__ = ["DEFAULT_SEED", "PAPER_CASES", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CHUNK_CASES",
            "PAPER_PROFILES", "PAPER_TABLE", "PAPER_RECORD_VS_TEXT", "PAPER_WORKED_EXAMPLE", "TOLERANCE",
            "PROFILES_COLUMNS", "RECORD_VS_TEXT_COLUMNS", "TABLE_TITLES", "build_design", "run_cell",
-           "build_tables", "reproduce"]
+           "build_tables", "report_markdown", "reproduce"]
 
 PAPER_CASES = 88
 CHUNK_CASES = 25_000
@@ -326,9 +327,9 @@ def _multiple_of_88(x: float) -> str:
     return f"{k}/{PAPER_CASES} = {k / PAPER_CASES:.3f}"
 
 
-def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
-    """``report.md``: one short paragraph per table and figure (``templates/reproduce.md.j2``), every
-    number read from the tables."""
+def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
+    """The text of ``report.md``: one short paragraph per table and figure (``templates/reproduce.md.j2``),
+    every number read from the tables."""
     rates = tables["rates"].set_index(["profile", "metric"])
     rvt = tables["record_vs_text"].set_index("profile")
     rvte = tables["record_vs_text_expected"].set_index("profile")
@@ -337,7 +338,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     we = tables["worked_example_rates"].set_index(["policy", "metric"])
     worked = {"marked": we.loc["get_order marked read-only"], "unmarked": we.loc["get_order unmarked"]}
     checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
-    text = render(
+    return render(
         "reproduce.md.j2", facts=facts, PAPER_CASES=PAPER_CASES, TOLERANCE=TOLERANCE, PAPER_TABLE=PAPER_TABLE,
         PAPER_RECORD_VS_TEXT=PAPER_RECORD_VS_TEXT, PROFILES=PROFILES,
         ee="escalates_everything", inv="invents_actions", nev="never_escalates",
@@ -353,13 +354,12 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
         largest=checks.loc[checks["expected_minus_paper"].abs().idxmax()],
         caught=int(tables["mutants"]["caught"].sum()), mutants=len(tables["mutants"]),
         notice_explains_all=bool((ro["added_errors"] == ro["only_unmarked_before_handoff_esc"]).all()))
-    write_atomic(path, text)
 
 
 def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
               expected_pairs: int | None = None, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
-    """Run the reproduction and write its tables, figures and ``report.md`` to ``out_dir``.
+    """Run the reproduction and write its tables, figures, ``report.md`` and ``report.html`` to ``out_dir``.
 
     Parameters
     ----------
@@ -374,7 +374,7 @@ def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     expected_pairs : int, optional
         Paired cases per profile of the expected runs (overrides the default size).
     progress : bool
-        Show the progress bar of the simulation cells.
+        Show the progress bar of the simulation cells, and a spinner during the steps after them.
     backend, scheduler : str
         Where the cells run (``"local"`` or ``"dask"``, and a Dask scheduler address); a
         stopped run resumes in the same folder (:func:`studies._engine.run_cells`).
@@ -389,7 +389,6 @@ def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     """
     from escalation.figures import plot_profiles, plot_record_vs_text
 
-    clock = time.perf_counter()
     out_dir = Path(out_dir)
     design = build_design(smoke=smoke, expected_pairs=expected_pairs)
     pairs = int(design.loc[design["run"] == "expected", "cases"].sum() // len(PROFILES))
@@ -397,16 +396,20 @@ def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     results = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                         backend=backend, scheduler=scheduler, description="simulating and scoring",
                         run_facts=facts, force=force)
-    cells_seconds = time.perf_counter() - clock
-    tables = build_tables(results)
-    written = []
-    for name, table in tables.items():
-        written += write_table(table, out_dir, name, TABLE_TITLES[name])
-    written += save_figure(plot_profiles(tables["rates"]), out_dir / "profiles")
-    written += save_figure(plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"]),
-                out_dir / "record_vs_text")
-    write_report(tables, out_dir / "report.md",
-                 facts={**facts, "seed": seed, "n_jobs": n_jobs, "version": __version__,
-                        "cells_seconds": cells_seconds, "elapsed_seconds": time.perf_counter() - clock})
-    record_outputs(out_dir, [*written, out_dir / "report.md"])
+    cells_seconds = orjson.loads((out_dir / "run.json").read_bytes())["cells_seconds"]
+    with step("scoring the worked example and the eleven implementation errors", progress=progress) as say:
+        tables = build_tables(results)
+        say("writing the tables")
+        written = []
+        for name, table in tables.items():
+            written += write_table(table, out_dir, name, TABLE_TITLES[name])
+        say("drawing the figures")
+        written += save_figure(plot_profiles(tables["rates"]), out_dir / "profiles")
+        written += save_figure(plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"]),
+                               out_dir / "record_vs_text")
+        say("writing report.md and report.html")
+        text = report_markdown(tables, facts={**facts, "seed": seed, "n_jobs": n_jobs, "version": __version__,
+                                              "cells_seconds": cells_seconds})
+        written += write_reports(out_dir, text, smoke=smoke, outputs=written)
+    record_outputs(out_dir, written)
     return {**tables, "results": results}

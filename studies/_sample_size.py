@@ -47,16 +47,17 @@ from scipy.special import betainc, betaincinv
 
 from escalation.estimators import (cluster_design, clustered_interval, critical_value, exact_coverage,
                                    plan_difference, plan_interval, plan_paired_figure, wilson_kish_interval,
-                                   write_atomic, z_value)
+                                   z_value)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape, cluster_pmf
 from ._constants import SAMPLE_SIZE_SEED as DEFAULT_SEED
-from ._engine import record_outputs, run_cells
+from ._engine import record_outputs, run_cells, step
 from ._figure_files import save_figure
 from ._performance import interval_rows, mean, median, share
+from ._report_files import write_reports
 from ._tables import write_table
 
-__all__ = ["DEFAULT_SEED", "SIZE_REPLICATIONS", "TESTS", "PLANNED_TESTS", "write_report", "draw_cluster_totals",
+__all__ = ["DEFAULT_SEED", "SIZE_REPLICATIONS", "TESTS", "PLANNED_TESTS", "report_markdown", "draw_cluster_totals",
            "draw_sizes", "draw_paired_rates", "interval_performance", "exact_interval_coverage", "difference_statistics",
            "rejection_rows", "design_grid", "run_cell", "planning_tables", "summarise_validation", "run_sample_size_study"]
 
@@ -507,8 +508,9 @@ def _failures(table: pd.DataFrame, check: str, describe, *, passed: bool = True)
     return "; ".join(describe(row) for _, row in failed.iterrows())
 
 
-def _z_or_t(size: pd.DataFrame, power: pd.DataFrame | None) -> list[str]:
-    """The paragraph on z against t: the highest size of each pair of tests with few scenarios, and the price in K."""
+def _z_or_t(size: pd.DataFrame, power: pd.DataFrame | None, *, smoke: bool) -> list[str]:
+    """The paragraph on z against t: the highest size of each pair of tests with few scenarios, and the price in K;
+    its conclusion, the planner's default, unless ``smoke``."""
     dense = size[(size["p"] == 0.15) & (size["replicas"] == 5)]
     if dense.empty:
         return []
@@ -537,13 +539,15 @@ def _z_or_t(size: pd.DataFrame, power: pd.DataFrame | None) -> list[str]:
                 text += (f"; the t plan needs {spread} more scenario{'' if extra.max() == 1 else 's'} than the "
                          f"z plan ({design})")
         lines.append(text + ".")
-    lines.append("- So `plan_difference` plans for the t test by default (`test=\"t\"`); `test=\"z\"` is the "
-                 "textbook normal rule, whose tests reject a true null too often with few scenarios.")
+    if not smoke:
+        lines.append("- So `plan_difference` plans for the t test by default (`test=\"t\"`); `test=\"z\"` is the "
+                     "textbook normal rule, whose tests reject a true null too often with few scenarios.")
     return lines
 
 
-def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
-    """``report.md``: the findings in a few sentences, every number read from the tables."""
+def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
+    """The text of ``report.md``: the findings in a few sentences, every number read from the tables; a smoke run's
+    (``facts["smoke"]``) without the conclusions its few plans cannot support."""
     grid, by_m = tables["scenarios_grid"], tables["scenarios_by_replicas"]
     at = grid[grid["p"] == 0.1].set_index("rho")["scenarios"]
     lines = ["# Sample-size plans: study report\n",
@@ -599,8 +603,9 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
         lines += ["\n## Size of the tests (size.csv)\n",
                   f"Rejection rate under p_a = p_b at level {size['alpha'].iloc[0]:g}; held when within "
                   f"alpha +- 2 MCSE (MCSE about {size['size_mcse'].median():.4f}); too liberal above that band (the "
-                  "test rejects a true null too often), too conservative below it (it loses power). Cells with "
-                  "p = 0.05 or m = 1 have few errors per data set: there every test is conservative.\n",
+                  "test rejects a true null too often), too conservative below it (it loses power)."
+                  + ("\n" if facts["smoke"] else " Cells with p = 0.05 or m = 1 have few errors per data set: there "
+                     "every test is conservative.\n"),
                   "| test | held | too liberal | too conservative | lowest | highest | highest with K <= 12 |",
                   "|---|---|---|---|---|---|---|"]
         for method, part in size.groupby("method", sort=False):
@@ -628,7 +633,7 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
             sparse = int(((conservative["p"] == 0.05) | (conservative["replicas"] == 1)).sum())
             lines.append(f"- `{method}` too liberal in: {_failures(part, 'liberal', describe_size, passed=False)}; "
                          f"too conservative in {len(conservative)} cells ({sparse} of them with p = 0.05 or m = 1).")
-        lines += _z_or_t(size, tables.get("power"))
+        lines += _z_or_t(size, tables.get("power"), smoke=facts["smoke"])
     if "power" in tables:
         power = tables["power"]
         lines += ["\n## Power plans (power.csv)\n",
@@ -652,31 +657,45 @@ def write_report(tables: dict[str, pd.DataFrame], path, *, facts: dict) -> None:
     lines += ["\n## Figures\n", "- scenarios_grid: K over (p, rho); scenarios_by_replicas: K "
               "against m with the floor; intervals: coverage and median half-width of each plan; "
               "power: realised power of each power plan and the size of each test against K in the cells with p = 0.15 and m = 5 (PNG and PDF)."]
-    write_atomic(path, "\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
               nsim: int | None = None, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
-    """Run the sample-size study and write its tables (CSV + Markdown) and figures.
+    """Run the sample-size study and write its tables (CSV + Markdown), figures and report.
 
     Writes ``design.csv`` and ``run.json`` (:func:`studies._engine.run_cells`),
     ``validation.csv`` (long: design, ``scenarios, planned, method, stat, est, mcse``),
     ``intervals.*``, ``power.*`` and ``size.*`` (the checks), ``scenarios_grid.*``,
-    ``scenarios_by_replicas.*`` and ``scenarios_by_size_cv.*`` (plans), and the figures of
-    :mod:`figures.sample_size`. The tables are identical for any ``n_jobs`` and ``backend``; a
-    stopped run resumes in the same folder (:func:`studies._engine.run_cells`); ``force``
-    recomputes into a folder that holds an earlier run (its cells and outputs are removed first).
+    ``scenarios_by_replicas.*`` and ``scenarios_by_size_cv.*`` (plans), the figures of
+    :mod:`figures.sample_size`, ``report.md`` and ``report.html``. The tables are identical for
+    any ``n_jobs`` and ``backend``; a stopped run resumes in the same folder
+    (:func:`studies._engine.run_cells`); ``force`` recomputes into a folder that holds an earlier
+    run (its cells and outputs are removed first).
     """
-    from escalation.figures import plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas, plot_scenarios_grid
     out_dir = Path(out_dir)
     design = design_grid(smoke=smoke, nsim=nsim)
     facts = {"study": "sample-size", "smoke": smoke, "nsim": int(design["nsim"].iloc[0])}
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="sample-size plans", run_facts=facts,
                      force=force)
+    with step("planning and summarising", progress=progress) as say:
+        tables = {**planning_tables(), **summarise_validation(long)}
+        say("writing the tables, drawing the figures")
+        written = _write_outputs(out_dir, long, tables)
+        say("writing report.md and report.html")
+        written += write_reports(out_dir, report_markdown(tables, facts={"seed": seed, **facts}), smoke=smoke,
+                                 outputs=written)
+    record_outputs(out_dir, written)
+    return {"validation": long, **tables}
+
+
+def _write_outputs(out_dir: Path, long: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> list[Path]:
+    """The study's tables (CSV and Markdown) and figures (PNG and PDF); the paths written."""
+    from escalation.figures import (plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas,
+                                    plot_scenarios_grid)
     written = write_table(long, out_dir, "validation")
-    tables = {**planning_tables(), **summarise_validation(long)}
     titles = {"scenarios_grid": "Scenarios K for h = 0.05, m = 5, 95% (Wilson-Kish and normal rule)",
               "scenarios_by_replicas": "Scenarios K against replicas m (p = 0.1, h = 0.05) and the floor",
               "scenarios_by_size_cv": "Scenarios K against the coefficient of variation of the scenario sizes "
@@ -696,6 +715,4 @@ def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_S
         dense = None if size is None else size[(size["p"] == 0.15) & (size["replicas"] == 5)]
         written += save_figure(plot_power_validation(tables["power"], size=dense,
                                                      size_note="\ncells with p = 0.15, m = 5"), out_dir / "power")
-    write_report(tables, out_dir / "report.md", facts={"seed": seed, **facts})
-    record_outputs(out_dir, [*written, out_dir / "report.md"])
-    return {"validation": long, **tables}
+    return written

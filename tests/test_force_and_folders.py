@@ -46,13 +46,13 @@ def test_other_arguments_are_refused_naming_force_and_force_recomputes(tmp_path,
     assert _study(monkeypatch, capsys, fresh, "--nsim", 3, "--seed", 1)[0] == 0
     mine = {"notes.txt", "cells/keep.txt"}
 
-    def untimed(files):  # report.md states the run time, which differs between two runs
-        return {k: re.sub(rb"run time [0-9]+ s", b"run time - s", v) if k == "report.md" else v
-                for k, v in files.items()}
+    def untimed(files):  # the report states the time of the cells, which differs between two runs
+        return {k: re.sub(rb"cells computed in [0-9]+ s", b"cells computed in - s", v)
+                if k in ("report.md", "report.html") else v for k, v in files.items()}
     assert untimed({k: v for k, v in output_files(out).items() if k not in mine}) == untimed(output_files(fresh))
     assert (out / "notes.txt").read_text() == "mine" and (out / "cells" / "keep.txt").read_text() == "mine too"
     assert output_files(out)["differences.csv"] != before["differences.csv"]  # the second run's outputs
-    assert set(_facts(out)["outputs"]) >= {"differences.csv", "report.md", "differences_coverage.png"}
+    assert set(_facts(out)["outputs"]) >= {"differences.csv", "report.md", "report.html", "differences_coverage.png"}
 
 
 def _cell(row, seed_seq):

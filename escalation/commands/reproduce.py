@@ -26,8 +26,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
 
     @app.command("reproduce", epilog=RESUME_HELP, short_help="The paper's tables and figures, into one folder.")
     def reproduce(
-        out: Path = out_option("the tables (CSV and Markdown), figures (PNG and PDF), design.csv, run.json and "
-                               "report.md"),
+        out: Path = out_option("the tables (CSV and Markdown), figures (PNG and PDF), design.csv, run.json, "
+                               "report.md and report.html (the report with its figures and tables, one file)"),
         smoke: bool = typer.Option(False, "--smoke", help=f"Expected values from {SMOKE_EXPECTED_PAIRS:,} pairs per "
                                                           f"profile instead of {EXPECTED_PAIRS:,} (a few seconds; "
                                                           "for tests)."),
@@ -43,7 +43,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
     ) -> None:
         """Reproduce the paper's tables and figures: the worked example, the profile table with 88 paired cases
         and the expected values, observation without a record, the eleven implementation errors, the base
-        metric and a missing read-only mark. DIR/report.md ties them together.
+        metric and a missing read-only mark. DIR/report.md ties them together; DIR/report.html shows it with
+        the figures and tables.
 
         Example: escalation reproduce --out results/ --n-jobs 2
         """
@@ -54,4 +55,5 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
                            **options)
         checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
         console().print(f"reproduced the paper: {int((checks['within_tolerance'] == 'yes').sum())} of {len(checks)} "
-                        f"expected values within tolerance of the paper; tables, figures and {out / 'report.md'}")
+                        f"expected values within tolerance of the paper; tables, figures, {out / 'report.md'} and "
+                        f"{out / 'report.html'}")

@@ -26,7 +26,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
 
     @study_app.command("coverage", epilog=RESUME_HELP, short_help="Coverage of every --interval, and which to choose.")
     def coverage(
-        out: Path = out_option("design.csv, coverage.csv, the summary tables, run.json, figures and report.md"),
+        out: Path = out_option("design.csv, coverage.csv, the summary tables, run.json, figures, report.md and "
+                               "report.html"),
         smoke: bool = typer.Option(False, "--smoke", help="A small grid (40 cells) and 200 data sets per cell "
                                                           "(about 20 seconds)."),
         nsim: Optional[int] = nsim_option("default 2000; 200 with --smoke; at least 1; the bootstraps use at "
@@ -39,7 +40,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
     ) -> None:
         """Coverage of every interval of --interval and two oracles on scenarios of equal and unequal size,
         with exact coverage wherever it can be computed, and which interval to choose for how many scenarios
-        and replicas (ADEMP write-up in DIR/report.md).
+        and replicas (ADEMP write-up in DIR/report.md; DIR/report.html shows it with its figures and tables).
 
         Example: escalation study coverage --out results/coverage --smoke --n-jobs 2
         """
@@ -48,4 +49,4 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
         table = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
         console().print(f"coverage study: {len(table) // len(METHODS)} cells x {len(METHODS)} methods -> "
-                        f"{out / 'coverage.csv'}; findings in {out / 'report.md'}")
+                        f"{out / 'coverage.csv'}; findings in {out / 'report.md'} and {out / 'report.html'}")

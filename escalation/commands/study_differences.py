@@ -29,7 +29,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
                        short_help="Coverage of compare's difference intervals and of mode B.")
     def differences(
         out: Path = out_option("design.csv, run.json, differences.csv, mode_b.csv, the summary tables (CSV and "
-                               "Markdown), figures and report.md"),
+                               "Markdown), figures, report.md and report.html"),
         smoke: bool = typer.Option(False, "--smoke", help="A small grid and 150 (differences) or 300 (mode B) "
                                                           "data sets per cell (seconds)."),
         nsim: Optional[int] = nsim_option("default 2000, in both parts; at least 2"),
@@ -41,7 +41,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
     ) -> None:
         """Coverage of compare's intervals of a difference (Newcombe with the design effect, the paired
         cluster bootstrap) with paired, clustered data, and of the mode-B corrected rate with replicas (its
-        Wald interval against the cluster-robust one); ADEMP write-up in DIR/report.md.
+        Wald interval against the cluster-robust one); ADEMP write-up in DIR/report.md, with its figures and
+        tables in DIR/report.html.
 
         Example: escalation study differences --out results/differences --smoke
         """
@@ -52,4 +53,4 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
         console().print(f"differences study: {tables['differences']['cell'].nunique()} difference cells and "
                         f"{tables['mode_b']['cell'].nunique()} mode-B cells in {time.perf_counter() - clock:.1f} s "
-                        f"-> {out / 'summary.md'}; findings in {out / 'report.md'}")
+                        f"-> {out / 'summary.md'}; findings in {out / 'report.md'} and {out / 'report.html'}")

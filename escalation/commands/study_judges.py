@@ -37,7 +37,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
 
     def judges(
         out: Path = out_option("design.csv, run.json, results.csv, the tables (calibration.csv, mode_b.csv, ... "
-                               "as CSV and Markdown), figures and report.md"),
+                               "as CSV and Markdown), figures, report.md and report.html"),
         smoke: bool = typer.Option(False, "--smoke", help="Two pair sizes, two fake-escalation rates and 20 data "
                                                           "sets per cell (seconds)."),
         nsim: Optional[int] = nsim_option("default 200; 20 with --smoke; at least 2; a doubt or cause cell is "
@@ -52,7 +52,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
     ) -> None:
         """The per-turn judge calibrated per language (Platt, isotonic; ECE, bias, pairs needed), doubt
         measured by runs and paraphrases, the cause judge, under-escalation without a record against
-        the truth with its correction, and the read-only notice (findings in DIR/report.md).
+        the truth with its correction, and the read-only notice (findings in DIR/report.md, with the figures
+        and tables in DIR/report.html).
 
         Example: escalation study judges --out results/judges --smoke --nsim 4
         """
@@ -68,7 +69,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
         console().print(f"judges study: {tables['results']['cell'].nunique()} cells in "
                         f"{time.perf_counter() - clock:.1f} s -> {out / 'calibration.csv'}, {out / 'mode_b.csv'}; "
-                        f"findings in {out / 'report.md'}")
+                        f"findings in {out / 'report.md'} and {out / 'report.html'}")
 
     study_app.command("judges", epilog=RESUME_HELP,
                       short_help="The judges per language, and mode B against the truth.")(judges)

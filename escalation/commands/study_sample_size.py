@@ -27,7 +27,8 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
 
     @study_app.command("sample-size", epilog=RESUME_HELP, short_help="Every plan of escalation plan, simulated.")
     def sample_size(
-        out: Path = out_option("design.csv, run.json, the tables (CSV and Markdown), figures and report.md"),
+        out: Path = out_option("design.csv, run.json, the tables (CSV and Markdown), figures, report.md and "
+                               "report.html"),
         smoke: bool = typer.Option(False, "--smoke", help="Thirteen plans and tests, 200 data sets each (800 per "
                                                           "size cell; seconds)."),
         nsim: Optional[int] = nsim_option("default 4000; 200 with --smoke; at least 2; four times that per size "
@@ -51,4 +52,5 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         clock = time.perf_counter()
         tables = run_study(out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True, **options)
         console().print(f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
-                        f"{time.perf_counter() - clock:.1f} s -> {out}; findings in {out / 'report.md'}")
+                        f"{time.perf_counter() - clock:.1f} s -> {out}; findings in {out / 'report.md'} and "
+                        f"{out / 'report.html'}")
