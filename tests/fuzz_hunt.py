@@ -831,30 +831,7 @@ class Run:
 
 
 #: What a run that exits 0 or 3 writes into ``--out``.
-OUTPUTS = ["conversations.jsonl", "rates.pdf", "rates.png", "report.html", "scenario_errors.pdf",
-           "scenario_errors.png", "summary.json"]
-_DRAWN = ("plot_rates", "plot_scenario_errors")
-
-
-def _tiny_figure(*args, **kwargs):
-    from matplotlib.figure import Figure
-    return Figure(figsize=(0.5, 0.5))
-
-
-@contextlib.contextmanager
-def quick_figures():
-    """The report's figures drawn as a tiny empty Figure for the length of the block."""
-    saved = {name: figures.__dict__.get(name) for name in _DRAWN}
-    for name in _DRAWN:
-        setattr(figures, name, _tiny_figure)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                delattr(figures, name)
-            else:
-                setattr(figures, name, value)
+OUTPUTS = ["conversations.jsonl", "report.html", "summary.json"]
 
 
 def _report(out: Path) -> dict:
@@ -872,7 +849,6 @@ def run_cli(args, *, reference: bool = False, seconds: float | None = None, memo
             stack.enter_context(redirect_stdout(io.StringIO()))
             if reference:
                 stack.enter_context(reference_reader())
-            stack.enter_context(quick_figures())
             stack.enter_context(limits(seconds, memory))
             cli.main()
         return Run(0, err.getvalue())

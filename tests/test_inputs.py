@@ -166,8 +166,7 @@ def test_outputs_respect_the_umask(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "out").iterdir()}
-    assert modes == {name: 0o644 for name in ("conversations.jsonl", "summary.json", "report.html", "rates.png",
-                                              "rates.pdf", "scenario_errors.png", "scenario_errors.pdf")}
+    assert modes == {name: 0o644 for name in ("conversations.jsonl", "summary.json", "report.html")}
 
 
 def test_the_provenance_names_what_the_summary_was_computed_from(tmp_path):
