@@ -16,7 +16,7 @@ import pandas as pd
 
 from ._palette import BLACK, METHODS
 
-__all__ = ["interval_chart", "scenario_chart", "nice_ticks"]
+__all__ = ["interval_chart", "scenario_chart", "scenario_shares", "nice_ticks"]
 
 #: Width of every chart, in the page's pixels (the page scales it to its column).
 WIDTH = 720
@@ -119,16 +119,20 @@ def interval_chart(rows, *, domain, axis_label: str, title: str = "", zero: bool
             "zero": x(0.0) if zero and low_end < 0 < high_end else None, "legend": entries}
 
 
-def _scenario_shares(conversations: pd.DataFrame, label: str, column: str) -> pd.DataFrame:
-    """Per scenario of ``label``: its evaluated conversations ``n``, their errors and the share in error,
-    highest share first (as :func:`figures.plot_scenario_errors`)."""
-    rows = conversations[(conversations["label"] == label).to_numpy(bool)
-                         & conversations["evaluated"].eq(True).to_numpy(bool)]
-    errors = pd.to_numeric(rows[column], errors="coerce")
-    rows = rows.assign(_error=errors)[errors.notna().to_numpy(bool)]
-    shares = rows.groupby("scenario_id", sort=False)["_error"].agg(errors="sum", n="size")
-    shares["share"] = shares["errors"] / shares["n"]
-    return shares.sort_values(["share", "n"], ascending=[False, False], kind="stable")
+def scenario_shares(conversations: pd.DataFrame, label: str, column: str) -> pd.DataFrame:
+    """Per scenario of ``label``: its evaluated conversations ``n`` (those with a 0 or 1 in ``column``),
+    their ``errors`` and the ``share`` in error, by scenario id, highest share first (then most
+    conversations, then first seen). Used by this chart and by :func:`figures.plot_scenario_errors`."""
+    errors = pd.to_numeric(conversations[column], errors="coerce").to_numpy(float, na_value=np.nan)
+    rows = ((conversations["label"] == label).to_numpy(bool) & conversations["evaluated"].eq(True).to_numpy(bool)
+            & ~np.isnan(errors))
+    codes, names = pd.factorize(conversations["scenario_id"].to_numpy(object)[rows])  # in order of first appearance
+    n = np.bincount(codes, minlength=len(names))
+    wrong = np.bincount(codes, weights=errors[rows], minlength=len(names))
+    share = wrong / n  # every scenario found has n >= 1
+    order = np.lexsort((-n, -share))  # stable: ties keep the order of first appearance
+    return pd.DataFrame({"errors": wrong[order], "n": n[order], "share": share[order]},
+                        index=pd.Index(np.asarray(names, dtype=object)[order], name="scenario_id"))
 
 
 def _count(n: int, word: str) -> str:
@@ -153,7 +157,7 @@ def scenario_chart(conversations: pd.DataFrame) -> dict:
         What ``charts.svg.j2``'s ``scenarios`` macro draws.
     """
     colour = METHODS["wilson-kish"][0]
-    tables = [(label, title, _scenario_shares(conversations, label, column)) for label, column, title in
+    tables = [(label, title, scenario_shares(conversations, label, column)) for label, column, title in
               (("ESC", "u", "ESC scenarios: share under-escalated (u)"),
                ("ACT", "o", "ACT scenarios: share over-escalated (o)"))]
     most = max(len(table) for _, _, table in tables)
@@ -172,11 +176,11 @@ def scenario_chart(conversations: pd.DataFrame) -> dict:
                  "empty": f"no evaluated {label} conversation" if table.empty else None, "bars": [], "line": None}
         share = table["share"].to_numpy(float)
         if bars:
-            for i, (scenario, row) in enumerate(table.iterrows()):
+            for i, (scenario, errors, count, part) in enumerate(zip(table.index, table["errors"], table["n"], share)):
                 name = str(scenario)
-                panel["bars"].append({"y": top + 16 * i + 2, "width": round(row["share"] * (x1 - x0), 1),
+                panel["bars"].append({"y": top + 16 * i + 2, "width": round(part * (x1 - x0), 1),
                                       "name": name if len(name) <= 18 else name[:17] + "\u2026", "full": name,
-                                      "count": f"{int(row['errors'])}/{int(row['n'])}"})
+                                      "count": f"{int(errors)}/{int(count)}"})
             panel["ticks"] = [(round(x0 + t * (x1 - x0), 1), _tick_text(t)) for t in nice_ticks(0.0, 1.0, most=6)]
         elif share.size:
             ranks = np.unique(np.linspace(0, share.size - 1, min(share.size, MOST_POINTS)).round().astype(int))

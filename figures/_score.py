@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from ._charts import scenario_shares
 from ._palette import BLACK, METHODS
 from ._style import legend_below, subplots
 
@@ -141,16 +142,6 @@ def plot_difference_forest(differences: pd.DataFrame, *, confidence: float | Non
     return fig
 
 
-def _scenario_shares(conversations: pd.DataFrame, label: str, column: str) -> pd.DataFrame:
-    """Per scenario of ``label``: its evaluated conversations ``n`` and the share of them in error."""
-    rows = conversations[(conversations["label"] == label) & conversations["evaluated"].eq(True)]
-    errors = pd.to_numeric(rows[column], errors="coerce")
-    rows = rows.assign(_error=errors)[errors.notna()]
-    shares = rows.groupby("scenario_id", sort=False)["_error"].agg(errors="sum", n="size")
-    shares["share"] = shares["errors"] / shares["n"]
-    return shares.sort_values(["share", "n"], ascending=[False, False], kind="stable")
-
-
 def plot_scenario_errors(conversations: pd.DataFrame) -> Figure:
     """Share of each scenario's evaluated conversations in error: ESC scenarios (u) and ACT scenarios (o).
 
@@ -169,7 +160,7 @@ def plot_scenario_errors(conversations: pd.DataFrame) -> Figure:
     """
     panels = (("ESC", "u", "ESC scenarios: share under-escalated (u)"),
               ("ACT", "o", "ACT scenarios: share over-escalated (o)"))
-    tables = [_scenario_shares(conversations, label, column) for label, column, _ in panels]
+    tables = [scenario_shares(conversations, label, column) for label, column, _ in panels]
     few = max(len(t) for t in tables) <= _MOST_BARS
     height = 1.6 + 0.2 * max(len(t) for t in tables) if few else 3.4
     fig, axes = subplots(1, 2, figsize=(10.0, max(height, 2.4)), layout="constrained", squeeze=False)

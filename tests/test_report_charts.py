@@ -139,3 +139,30 @@ def test_the_pages_charts_show_the_numbers_of_summary_json(tmp_path, monkeypatch
     assert summary["under"]["rate"] == pytest.approx(2 / 3)  # cases 1 and 2 under-escalate their 2 ESC each
     for part, key in ((summary["under"], "rate"), (summary["over"], "rate")):
         assert f"{part['errors']:,}/{part['n']:,} in error, {part['clusters']:,} scenarios" in svg
+
+
+def _shares_by_groupby(conversations, label, column):
+    """The per-scenario shares written the plain way (pandas groupby), the reference for scenario_shares."""
+    rows = conversations[(conversations["label"] == label) & conversations["evaluated"].eq(True)]
+    errors = pd.to_numeric(rows[column], errors="coerce")
+    rows = rows.assign(_error=errors)[errors.notna()]
+    shares = rows.groupby("scenario_id", sort=False)["_error"].agg(errors="sum", n="size")
+    shares["share"] = shares["errors"] / shares["n"]
+    return shares.sort_values(["share", "n"], ascending=[False, False], kind="stable")
+
+
+def test_scenario_shares_agree_with_a_groupby():
+    from escalation.figures._charts import scenario_shares
+
+    rng = np.random.default_rng(11)
+    n = 3_000
+    frame = pd.DataFrame({"scenario_id": rng.integers(0, 400, n).astype(str).astype(object),
+                          "label": rng.choice(np.array(["ESC", "ACT", "bad"], dtype=object), n),
+                          "evaluated": rng.random(n) < 0.9})
+    frame["u"] = np.where(rng.random(n) < 0.1, None, rng.integers(0, 2, n)).astype(object)
+    frame["o"] = np.where(rng.random(n) < 0.1, None, rng.integers(0, 2, n)).astype(object)
+    for label, column in (("ESC", "u"), ("ACT", "o")):
+        ours, reference = scenario_shares(frame, label, column), _shares_by_groupby(frame, label, column)
+        assert ours.index.tolist() == reference.index.tolist()
+        for name in ("errors", "n", "share"):
+            np.testing.assert_allclose(ours[name].to_numpy(float), reference[name].to_numpy(float), rtol=0, atol=1e-12)
