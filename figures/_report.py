@@ -24,6 +24,7 @@ import orjson
 import pandas as pd
 
 from ._charts import interval_chart, scenario_chart
+from ._text import p_value_text
 
 __all__ = ["score_report", "compare_report", "report_data", "figure_bytes"]
 
@@ -170,14 +171,14 @@ def _rates_chart(summary: dict) -> dict:
 
 def _forest_chart(comparison: dict, floor: float) -> dict:
     """Each difference B - A with both its intervals, a line at 0 (the chart of :func:`figures.plot_difference_forest`);
-    each figure's p-value (of the interval compare chose) as :func:`_p` writes it with ``floor``."""
+    each figure's p-value (of the interval compare chose) as :func:`p_value_text` writes it with ``floor``."""
     rows, spread = [], 0.05
     for i, diff in enumerate(comparison["differences"].values()):
         for j, (which, name) in enumerate(_DIFFERENCE_INTERVALS):
             low, high = diff.get(f"{which}_ci") or (None, None)
             values = [v for v in (diff["difference"], low, high) if v is not None and math.isfinite(v)]
             spread = max([spread, *map(abs, values)])
-            label = [f"{diff['metric']} ({_BETTER.get(diff['metric'], '')})"] if j == 0 else [f"p = {_p(diff['p_value'], floor)}"]
+            label = [f"{diff['metric']} ({_BETTER.get(diff['metric'], '')})"] if j == 0 else [f"p = {p_value_text(diff['p_value'], floor)}"]
             rows.append({"label": label, "value": diff["difference"], "low": low, "high": high, "method": which,
                          "note": _ci((low, high), 3), "rule": i > 0 and j == 0})
     limit = min(1.0, 1.15 * spread)
@@ -284,15 +285,6 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
         provenance=_score_provenance(summary))
 
 
-def _p(value, floor: float) -> str:
-    """A p-value as ``escalation compare`` prints it; at its floor, ``<`` the floor."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    if value <= floor * (1 + 1e-9):
-        return f"<{floor:.0e}" if floor < 1e-3 else f"<{floor:.4f}".rstrip("0")
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
-
-
 def _word(word: dict) -> str:
     return word["word"] if word.get("lowest") is None else f"{word['word']} ({word['lowest']:.2f})"
 
@@ -332,7 +324,7 @@ def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no
                             "cases": diff["clusters"], "a": _fmt(diff["a"], 3), "b": _fmt(diff["b"], 3),
                             "n_a": diff["n_a"], "n_b": diff["n_b"],
                             "difference": "-" if diff["difference"] is None else f"{diff['difference']:+.3f}",
-                            "p": _p(diff["p_value"], floor), "newcombe": _ci(diff["newcombe_ci"], 3),
+                            "p": p_value_text(diff["p_value"], floor), "newcombe": _ci(diff["newcombe_ci"], 3),
                             "bootstrap": _ci(diff["bootstrap_ci"], 3),
                             "newcombe_word": _word(diff["coverage"]["newcombe"]),
                             "bootstrap_word": _word(diff["coverage"]["bootstrap"])})

@@ -1,7 +1,6 @@
 """``escalation compare A_DIR B_DIR``: is assistant B better than assistant A on the same scenarios?"""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -55,15 +54,6 @@ def _num(value, fmt="{:.3f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def _p(value, floor: float) -> str:
-    """A p-value in at most 7 characters; at its floor, ``<`` the floor."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    if value <= floor * (1 + 1e-9):
-        return f"<{floor:.0e}" if floor < 1e-3 else f"<{floor:.4f}".rstrip("0")
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
-
-
 def _names(text: Optional[str]):
     """``--names A,B`` as two names, or None."""
     from escalation.estimators import InputError
@@ -103,6 +93,8 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
     from rich.table import Table
     from rich.text import Text
 
+    from escalation.figures import p_value_text
+
     def cell(value, note):
         """A table cell: ``value``, and ``note`` dimmed on the line below."""
         return Text.assemble(f"{value}\n", (note, "dim"))
@@ -135,7 +127,7 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
             cells.append(cell(_ci(diff[f"{which}_ci"]), text))
         table.add_row(cell(diff["metric"], f"{diff['clusters']} cases"), cell(_num(diff["a"]), f"n {diff['n_a']}"),
                       cell(_num(diff["b"]), f"n {diff['n_b']}"), _num(diff["difference"], "{:+.3f}"),
-                      _p(diff["p_value"], floor), *cells, end_section=True)
+                      p_value_text(diff["p_value"], floor), *cells, end_section=True)
     console.print(table)
     console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired "
                   f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "
