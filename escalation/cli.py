@@ -52,6 +52,7 @@ _COMMAND_MODULES = (
     "plan",
     "compare",
     "leaderboard",
+    "capacity",
     "suite",
     "simulate",
     "study_coverage",

@@ -77,6 +77,14 @@ leaderboard, Leaderboard, Standing, PairVerdict, holm_adjust, compact_letter_dis
                                  several assistants ranked on the same scenarios, with the groups
                                  that cannot be told apart (Holm 1979; Piepho 2004)
 
+Oversight capacity (docs/capacity.md)
+=====================================
+CapacityModel, HandoffTotals, capacity_outputs, handoffs_per_hour, MAX_REVIEWERS, DEFAULT_DRAWS
+                                 the reviewers' queue the measured hand-offs make, and the protection it
+                                 gives (``escalation capacity``), with cluster-bootstrap intervals
+erlang_b, erlang_c, mean_wait_minutes   the M/M/R queue (Erlang B and C) and the Allen-Cunneen wait
+LogisticQuality, TableQuality, read_quality_table   review quality g(rho) as load rises
+
 Judge diagnostics (they never change u, o or pi)
 ================================================
 TurnJudge, TurnQuestion, TurnQuestions, TurnProbabilities, turn_questions, judge_turns,
@@ -131,6 +139,9 @@ __all__ = [
     "DIFFERENCE_COVERAGE_STUDY", "FEW_CASES_NEWCOMBE", "FEW_CASES_BOOTSTRAP", "difference_warnings", "interval_advice",
     "newcombe_paired_interval", "paired_correlation", "paired_cluster_bootstrap",
     "leaderboard", "Leaderboard", "Standing", "PairVerdict", "holm_adjust", "compact_letter_display", "log_model",
+    # oversight capacity
+    "CapacityModel", "HandoffTotals", "capacity_outputs", "handoffs_per_hour", "MAX_REVIEWERS", "DEFAULT_DRAWS",
+    "erlang_b", "erlang_c", "mean_wait_minutes", "LogisticQuality", "TableQuality", "read_quality_table",
     # judge diagnostics
     "TurnJudge", "TurnQuestion", "TurnQuestions", "TurnProbabilities", "turn_questions", "judge_turns",
     "turn_diagnostics", "over_escalation_severity", "doubtful_labels", "CALIBRATION_METHODS", "Calibration",
@@ -152,6 +163,10 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_bootstrap": [
         "ClusterBootstrapResult", "DegenerateIntervalWarning", "cluster_bootstrap", "cluster_bootstrap_pi",
         "paired_cluster_bootstrap",
+    ],
+    "_capacity": [
+        "DEFAULT_DRAWS", "MAX_REVIEWERS", "CapacityModel", "HandoffTotals", "LogisticQuality", "TableQuality",
+        "capacity_outputs", "erlang_b", "erlang_c", "handoffs_per_hour", "mean_wait_minutes", "read_quality_table",
     ],
     "_calibration": [
         "CALIBRATION_METHODS", "Calibration", "CrossFit", "auroc", "calibration_bias", "case_folds", "cross_fit",

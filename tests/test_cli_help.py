@@ -25,7 +25,7 @@ SYNONYMS = {"--reps": "--nsim", "--replications": "--nsim", "--n-sim": "--nsim",
             "--output-dir": "--out", "--random-seed": "--seed", "--overwrite": "--force", "--recompute": "--force",
             "--record-mode": "--mode"}
 #: The commands whose help this project's help work covers; their metavars say what is expected.
-OWN = {("plan",), ("simulate",), ("leaderboard",), ("reproduce",), ("suite",), ("suite", "list"),
+OWN = {("plan",), ("simulate",), ("leaderboard",), ("capacity",), ("reproduce",), ("suite",), ("suite", "list"),
        ("suite", "export"), ("study",), ("study", "coverage"), ("study", "sample-size"), ("study", "judges"),
        ("study", "calibration"), ("study", "differences"), ()}
 
