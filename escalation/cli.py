@@ -59,6 +59,7 @@ _COMMAND_MODULES = (
     "study_sample_size",
     "study_judges",
     "study_differences",
+    "study_capacity",
     "reproduce",
 )
 

@@ -21,6 +21,10 @@ Judges study
 ============
 plot_reliability, plot_calibration_bias, plot_mode_b
 
+Capacity study
+==============
+plot_protection_curves, plot_capacity_validation
+
 Reproduction of the paper
 =========================
 plot_profiles, plot_record_vs_text
@@ -48,6 +52,7 @@ __all__ = [
     "plot_scenarios_grid", "plot_scenarios_by_replicas", "plot_interval_validation", "plot_power_validation",
     "difference_coverage", "mode_b_coverage",
     "plot_reliability", "plot_calibration_bias", "plot_mode_b",
+    "plot_protection_curves", "plot_capacity_validation",
     "plot_profiles", "plot_record_vs_text",
     "plot_leaderboard",
     "plot_rates", "plot_difference_forest", "plot_scenario_errors",
@@ -58,6 +63,7 @@ __all__ = [
 #: The public names by the module that defines each: lazy_loader imports a module the first time one
 #: of its names is asked for (PEP 562), so ``escalation --help`` imports no numerical library.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "_capacity": ["plot_capacity_validation", "plot_protection_curves"],
     "_coverage": ["coverage_by_p", "coverage_by_scenarios", "misses_by_method", "width_against_coverage"],
     "_differences": ["difference_coverage", "mode_b_coverage"],
     "_judges": ["plot_calibration_bias", "plot_mode_b", "plot_reliability"],

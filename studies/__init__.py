@@ -15,6 +15,7 @@ run_coverage_study, COVERAGE_SEED, COVERAGE_METHODS     every clustered interval
 run_sample_size_study, SAMPLE_SIZE_SEED                 plans of scenarios and replicas, simulated
 run_judges_study, JUDGES_SEED                           the judges, mode B and the read-only notice
 run_differences_study, DIFFERENCES_SEED                 compare's difference intervals and mode B with replicas
+run_capacity_study, CAPACITY_SEED                       the inverted U of oversight, and the queue against SimPy
 reproduce, REPRODUCE_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS   the paper's tables and figures
 
 The implementation errors of SPEC section 9
@@ -28,7 +29,7 @@ __all__ = [
     "run_cells", "cell_seed", "BACKENDS", "record_outputs",
     # the studies
     "run_coverage_study", "COVERAGE_SEED", "COVERAGE_METHODS", "run_sample_size_study", "SAMPLE_SIZE_SEED",
-    "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "reproduce", "REPRODUCE_SEED",
+    "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "run_capacity_study", "CAPACITY_SEED", "reproduce", "REPRODUCE_SEED",
     "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
     # the implementation errors of SPEC section 9
     "MUTANTS", "run_mutant", "catching_cases", "conversation_mismatches", "subset_mismatches", "summary_of",
@@ -41,6 +42,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
         "COVERAGE_SEED", "COVERAGE_METHODS", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "REPRODUCE_SEED",
         "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
     ],
+    "_capacity": ["CAPACITY_SEED", "run_capacity_study"],
     "_coverage": ["run_coverage_study"],
     "_differences": ["run_differences_study"],
     "_engine": ["BACKENDS", "cell_seed", "record_outputs", "run_cells"],

@@ -27,7 +27,7 @@ SYNONYMS = {"--reps": "--nsim", "--replications": "--nsim", "--n-sim": "--nsim",
 #: The commands whose help this project's help work covers; their metavars say what is expected.
 OWN = {("plan",), ("simulate",), ("leaderboard",), ("capacity",), ("reproduce",), ("suite",), ("suite", "list"),
        ("suite", "export"), ("study",), ("study", "coverage"), ("study", "sample-size"), ("study", "judges"),
-       ("study", "calibration"), ("study", "differences"), ()}
+       ("study", "calibration"), ("study", "differences"), ("study", "capacity"), ()}
 
 
 def _walk(command, path=()):
