@@ -285,6 +285,16 @@ def test_the_json_output_is_the_model_of_the_folders_counts(monkeypatch, capsys,
     assert data["interval"]["seed"] == 0 and data["interval"]["draws"] == DEFAULT_DRAWS
 
 
+def test_bursty_arrivals_warn_that_the_waiting_outputs_are_optimistic(monkeypatch, capsys, folder):
+    summary = json.loads((folder / "summary.json").read_text())["warnings"]
+    plain = _json(monkeypatch, capsys, folder, *ASSUMED, "--reviewers", "5")
+    assert plain["warnings"] == summary  # Poisson arrivals: only the summary's own warnings
+    bursty = _json(monkeypatch, capsys, folder, *ASSUMED, "--reviewers", "5", "--arrival-cv", "2")
+    assert bursty["warnings"][len(bursty["warnings"]) - len(summary):] == summary
+    (extra,) = bursty["warnings"][:len(bursty["warnings"]) - len(summary)]
+    assert extra.startswith("arrivals burstier than Poisson (--arrival-cv 2)") and "optimistic" in extra
+
+
 def test_the_text_output_says_what_is_assumed_and_unstable(monkeypatch, capsys, folder):
     code, out, err = run_cli_output(monkeypatch, capsys, "capacity", folder, *ASSUMED, "--reviewers", "3")
     assert code == 0, err

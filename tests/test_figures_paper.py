@@ -156,6 +156,13 @@ OTHERS = {
     "plot_rates": lambda: figures.plot_rates(_summary()),
     "plot_scenario_errors, 1 scenario": lambda: figures.plot_scenario_errors(_conversations(1)),
     "plot_scenario_errors, 5,000 scenarios": lambda: figures.plot_scenario_errors(_conversations(5000)),
+    "plot_protection_curves": lambda: figures.plot_protection_curves(
+        _frame({"reviewers": [1, 3], "escalation_rate": [0.0, 0.25, 0.5, 0.75, 1.0]}, protection_true=(0, 0.9),
+               protection_measured=(0, 0.9), band_low=(0, 0.3)).assign(band_high=lambda t: t["band_low"] + 0.4)),
+    "plot_capacity_validation": lambda: figures.plot_capacity_validation(
+        _frame({"queue": ["M/M/R", "bursty/M/R"], "reviewers": [1, 5], "utilisation": [0.5, 0.9]},
+               p_wait_closed=(0.1, 0.9), p_wait_diff=(-0.05, 0.2), p_wait_mcse=(0.001, 0.01), mean_wait_closed=(0.2, 9),
+               mean_wait_diff=(-1, 1), mean_wait_mcse=(0.01, 0.5))),
 }
 
 

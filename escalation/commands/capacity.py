@@ -246,9 +246,9 @@ def capacity(
         reviewers = solution["reviewers"]
     elif solve is Solve.budget:
         solution = _model_call(model.budget, reviewers, 0.8 if target_utilisation is None else target_utilisation)
+    report = _model_call(model.report, reviewers)
     data = {"folder": str(results), "conversations": summary.get("conversations"), "mode": summary.get("mode"),
-            **_model_call(model.report, reviewers),
-            "warnings": list(summary.get("warnings") or [])}
+            **report, "warnings": [*report["warnings"], *(summary.get("warnings") or [])]}
     if solution is not None:
         data["solution"] = solution
     if as_json:
