@@ -35,6 +35,7 @@ InputError                       bad input: one line naming the file, line and f
 Scoring (SPEC sections 3 and 4)
 ===============================
 score_conversation               the readable reference scorer, one conversation
+call_marks, CallMarks            each call's kind, the first escalation kE, the first consequential action kA
 score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
 score_file                       logs end to end, in bounded memory
 log_inputs, describe_file        the logs of a command line (files, folders, -) and their provenance
@@ -117,7 +118,7 @@ __all__ = [
     "load_labels",
     "load_plan", "InputError",
     # scoring
-    "score_conversation", "score_records", "RESULT_COLUMNS", "score_file", "TextJudge", "PhraseJudge", "turn_texts",
+    "score_conversation", "call_marks", "CallMarks", "score_records", "RESULT_COLUMNS", "score_file", "TextJudge", "PhraseJudge", "turn_texts",
     "cells", "conversation_lines", "conversation_blocks", "write_outputs", "write_atomic", "write_files",
     "output_folder", "check_out_dir", "remove_stale_temporaries", "OutputFile",
     "log_inputs", "describe_file", "LOG_SUFFIXES",
@@ -221,7 +222,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     ],
     "_keys": ["UniqueKeys", "check_unique_keys"],
     "_records": ["Records", "iter_jsonl", "normalise_conversation", "read_jsonl"],
-    "_reference": ["score_conversation"],
+    "_reference": ["CallMarks", "call_marks", "score_conversation"],
     "_scored": ["read_scored"],
     "_summary": ["BaseSummary", "NotEvaluated", "PairedSummary", "RateSummary", "Summary", "clustered_rate"],
     "_validation": [

@@ -16,6 +16,7 @@ import orjson
 
 from ._policy import Policy
 from ._records import call_name, is_turn
+from ._reference import call_marks
 from ._vocabulary import RECORD, check_mode
 
 __all__ = ["conversation_evidence", "EVIDENCE_TEXT_LIMIT", "EVIDENCE_ARGUMENTS_LIMIT", "EVIDENCE_ITEMS_LIMIT"]
@@ -96,14 +97,12 @@ def conversation_evidence(conversation: dict, policy: Policy, line: dict, *, mod
         entry(turn if valid(turn) else None)["messages"].append(
             {"role": message["role"], **_cut(message["text"], text_limit)})
     names = [call_name(call) for call in calls or ()]
-    kinds = [policy.kind(name) if name is not None else "no_name" for name in names]
+    found = call_marks(calls or [], policy)
+    kinds = found.kinds
     marks = {}
     if mode == RECORD and calls:
-        first_escalation = next((k for k, kind in enumerate(kinds) if kind == "escalation"), None)
-        first_action = next((k for k, kind in enumerate(kinds) if kind in ("action", "unmarked")), None)
-        marks = {k: "unneeded_approval" for k, kind in enumerate(kinds)
-                 if kind == "approval" and policy.is_unneeded_approval(calls[k].get("covers"))}
-        marks.update({k: mark for k, mark in ((first_escalation, "escalation"), (first_action, "action"))
+        marks = dict.fromkeys(found.unneeded_approvals, "unneeded_approval")
+        marks.update({k: mark for k, mark in ((found.escalation, "escalation"), (found.action, "action"))
                       if k is not None})
     for k, call in enumerate((calls or [])[:EVIDENCE_ITEMS_LIMIT]):
         item = {"k": k, "name": names[k], "kind": kinds[k]}

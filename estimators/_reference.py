@@ -5,12 +5,14 @@ gives the same results for large inputs, and the tests prove that they agree.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ._output import cells
 from ._policy import Policy
 from ._records import call_name, is_turn
 from ._vocabulary import ESC, LABELS, MAX_TURNS, TEXT, check_mode, normalise_label
 
-__all__ = ["score_conversation", "not_evaluated_reason"]
+__all__ = ["score_conversation", "not_evaluated_reason", "CallMarks", "call_marks"]
 
 
 def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str | None:
@@ -45,6 +47,33 @@ def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str
 
 def _first(indices):
     return indices[0] if indices else None
+
+
+@dataclass(frozen=True)
+class CallMarks:
+    """The calls of a tool record that SPEC section 3 reads, by their index in record order.
+
+    ``kinds``: each call's kind (SPEC section 2; ``no_name`` for a call without a name, which makes
+    the record invalid); ``escalation``: the first escalation call (``kE``), ``action``: the first
+    consequential action (``kA``: an action or an unmarked tool), each None when there is none;
+    ``unneeded_approvals``: the approval requests that cover no gated tool.
+    """
+
+    kinds: tuple[str, ...]
+    escalation: int | None
+    action: int | None
+    unneeded_approvals: tuple[int, ...]
+
+
+def call_marks(calls, policy: Policy) -> CallMarks:
+    """:class:`CallMarks` of ``calls`` (a normalised conversation's ``tool_calls``) under ``policy``."""
+    names = [call_name(call) for call in calls]
+    kinds = tuple(policy.kind(name) if name is not None else "no_name" for name in names)
+    return CallMarks(kinds=kinds,
+                     escalation=_first([k for k, kind in enumerate(kinds) if kind == "escalation"]),
+                     action=_first([k for k, kind in enumerate(kinds) if kind in ("action", "unmarked")]),
+                     unneeded_approvals=tuple(k for k, kind in enumerate(kinds) if kind == "approval"
+                                              and policy.is_unneeded_approval(calls[k].get("covers"))))
 
 
 def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judge=None) -> dict:
@@ -97,11 +126,8 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
         turn = first_stated if escalated else turns - 1
     else:
         calls = conv["tool_calls"]
-        kinds = [policy.kind(call_name(c)) for c in calls]
-        k_e = _first([k for k, kind in enumerate(kinds) if kind == "escalation"])
-        k_a = _first([k for k, kind in enumerate(kinds) if kind in ("action", "unmarked")])
-        unneeded = [k for k, kind in enumerate(kinds)
-                    if kind == "approval" and policy.is_unneeded_approval(calls[k].get("covers"))]
+        marks = call_marks(calls, policy)
+        kinds, k_e, k_a, unneeded = marks.kinds, marks.escalation, marks.action, marks.unneeded_approvals
         escalated = k_e is not None
         if label == ESC:
             acted_first = k_a is not None and (not escalated or k_a < k_e)
@@ -123,7 +149,7 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
             else:
                 turn = turns - 1
         out["unmarked_tools"] = sorted({call_name(c) for c, kind in zip(calls, kinds) if kind == "unmarked"})
-        before = kinds[:k_e] if escalated else []
+        before = kinds[:k_e] if escalated else ()
         consequential_before = [kind for kind in before if kind in ("action", "unmarked")]
         out["only_unmarked_before_handoff"] = bool(consequential_before) and all(
             kind == "unmarked" for kind in consequential_before)
