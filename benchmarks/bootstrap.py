@@ -24,7 +24,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from escalation.estimators import cluster_bootstrap
+from escalation.estimators.stats import cluster_bootstrap
 
 DATASETS, SCENARIOS, REPLICAS, RESAMPLES = 2000, 30, 8, 999
 

@@ -8,7 +8,7 @@ worst case of rich's highlighter). For each N it prints, measured in this one ru
 - ``readable`` and ``--json``: the wall time of ``escalation score LOG --policy POLICY``, with the
   readable summary and with ``--json`` (which prints no summary), and the difference, the time of
   the summary: bounded whatever N, since the summary shows a name shortened
-  (``escalation.commands._console.LIMIT`` characters) on a console with no markup and no
+  (``escalation.cli.commands._console.LIMIT`` characters) on a console with no markup and no
   highlighting; the characters printed on both outputs;
 - ``highlighted`` (the lengths of ``--highlighted``): the unmarked-tools line with the whole name
   on a default rich console, as the summary printed it before issue 17: rich's highlighter takes

@@ -72,7 +72,7 @@ def _archive(path: Path, members) -> None:
 
 def make(name: str, folder: Path) -> Path:
     """The input ``name`` in ``folder``."""
-    from escalation.estimators import ArchiveLimits
+    from escalation.estimators.records import ArchiveLimits
     if name == "small":
         path = folder / "small.jsonl"
         _write(path, _line())

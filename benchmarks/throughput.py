@@ -76,7 +76,8 @@ def score_run(path: Path, policy: Path, out: Path, *, report: bool = False) -> t
 
 def stages(path: Path, policy, folder: Path) -> dict:
     """Seconds of each stage of ``score_file``'s work on ``path``, in this process (see the module docstring)."""
-    from escalation.estimators import OutputFile, SummaryAccumulator, conversation_blocks, iter_records, score_records
+    from escalation.estimators.records import OutputFile, iter_records
+    from escalation.estimators.metric import SummaryAccumulator, conversation_blocks, score_records
 
     times = {}
     t = time.perf_counter()
@@ -121,7 +122,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from escalation.estimators import Policy, load_policy
+    from escalation.estimators.records import Policy, load_policy
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -6,7 +6,7 @@ One installed name and its layers, each with one public door (its ``__init__``),
 - :mod:`escalation.simulate`: a synthetic world with known truth;
 - :mod:`escalation.figures`: drawing the tables it is given;
 - :mod:`escalation.studies`: the Monte Carlo studies and the paper's reproduction;
-- :mod:`escalation.cli` (the ``escalation`` command) and :mod:`escalation.inspect_scorer`.
+- :mod:`escalation.cli` (the ``escalation`` command) and :mod:`escalation.integrations.inspect_ai`.
 
 Importing this package imports none of them, so ``escalation --help`` stays quick.
 """

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode, scenario_ids
+from escalation.estimators.records import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode, scenario_ids
 
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
 from ._text import (APPROVAL, ACTION, FILLER_CODE, HANDOFF, LOOKUP, N_VARIANTS, SAY_CODES,
@@ -71,7 +71,7 @@ class SimulatedRecords:
 
     Attributes
     ----------
-    records : estimators._records.Records
+    records : estimators.records._records.Records
         Columnar conversations, calls (empty in mode text) and messages (user and assistant).
     truth : pandas.DataFrame
         One row per conversation, aligned with ``records.conversations``: ``conversation_id``,

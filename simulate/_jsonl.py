@@ -7,7 +7,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from escalation.estimators import RECORD, write_atomic
+from escalation.estimators.records import RECORD, write_atomic
 
 from ._world import KINDS
 
@@ -95,7 +95,7 @@ def write_jsonl(sim, path, *, progress=None, block: int = 10000) -> Path:
     ``assistant_turns``, ``tool_calls`` (null in mode B; approval calls carry ``covers``),
     ``messages`` (user and assistant, with turns), ``metadata`` (kind, amount, threshold,
     unit, pressure, profile, mode) and ``truth`` (:data:`TRUTH_KEYS`). The file is written
-    to a new temporary name and renamed (:func:`escalation.estimators.write_atomic`), so a
+    to a new temporary name and renamed (:func:`escalation.estimators.records.write_atomic`), so a
     failure leaves no partial file and a file or link planted beside it is never written
     through. The same ``sim`` gives byte-identical output.
 

@@ -1,6 +1,6 @@
 """Simulated judges for the studies: a per-turn judge with a calibration curve per language, and a
-cause judge. Both answer through the interfaces of :mod:`estimators._turn_judge` and
-:mod:`estimators._cause_judge`, from what those interfaces give them and nothing else.
+cause judge. Both answer through the interfaces of :mod:`estimators.judges._turn_judge` and
+:mod:`estimators.judges._cause_judge`, from what those interfaces give them and nothing else.
 
 The per-turn judge reads the question like a careful reader: the thresholds from the
 instructions (``"refund: refunds over 500 USD ..."``), the kind and the amount from the user's
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtri
 
-from escalation.estimators import CAUSES, CauseQuestion, TurnQuestions
+from escalation.estimators.judges import CAUSES, CauseQuestion, TurnQuestions
 
 from ._text import _KIND_TEXT, _REFERRAL, _USER_PRESSURE, STATED_ESCALATION
 from ._world import ACT_FACTORS, ESC_FACTORS, KINDS, world_policy_path

@@ -14,7 +14,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import ACT, ESC, Policy, load_policy
+from escalation.estimators.records import ACT, ESC, Policy, load_policy
 
 __all__ = ["CaseKind", "KINDS", "LANGUAGES", "CASES_PER_CHUNK", "world_policy", "world_policy_path",
            "make_scenarios", "chunk_seeds", "data_set_seeds", "object_column"]

@@ -2,7 +2,7 @@
 
 ADEMP (Morris, White & Crowther 2019):
 
-- **Aims**: show how the realised protection ``(1 - p_u) g(rho)`` of :mod:`estimators._capacity`
+- **Aims**: show how the realised protection ``(1 - p_u) g(rho)`` of :mod:`estimators.metric._capacity`
   moves with the escalation rate of an assistant for several numbers of reviewers ``R`` (the
   inverted U of Turan 2026, "Oversight Has a Capacity"); find the best operating point for each
   ``R`` and how often the measured rates find it; say how far the paired figure ``pi`` and the
@@ -43,7 +43,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
-from escalation.estimators import LogisticQuality, capacity_outputs, clustered_interval, erlang_c, mean_wait_minutes
+from escalation.estimators.metric import LogisticQuality, capacity_outputs
+from escalation.estimators.stats import clustered_interval, erlang_c, mean_wait_minutes
 from ._engine import record_outputs, run_cells, step
 from ._figure_files import save_figure
 from ._performance import mean, share
@@ -54,7 +55,7 @@ __all__ = ["DEFAULT_SEED", "CAPACITY_SEED", "ASSISTANT", "QUEUE", "true_rates", 
            "simulate_measurements", "simulate_queue", "closed_form", "design_grid", "run_cell", "summarise",
            "report_markdown", "run_capacity_study"]
 
-#: The study's root seed (``--seed``); ``escalation.commands.study_capacity`` repeats it (its help imports no numpy).
+#: The study's root seed (``--seed``); ``escalation.cli.commands.study_capacity`` repeats it (its help imports no numpy).
 CAPACITY_SEED = 20261202
 DEFAULT_SEED = CAPACITY_SEED
 

@@ -5,7 +5,7 @@ from here (``_coverage.DEFAULT_SEED`` is :data:`COVERAGE_SEED`), and the door ex
 """
 from __future__ import annotations
 
-from escalation.estimators import INTERVAL_METHODS
+from escalation.estimators.stats import INTERVAL_METHODS
 
 __all__ = ["COVERAGE_SEED", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "REPRODUCE_SEED",
            "COVERAGE_ORACLES", "COVERAGE_METHODS", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS"]

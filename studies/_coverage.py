@@ -1,7 +1,7 @@
 """Coverage study: every interval of the package on the data users meet (ADEMP).
 
 Aims
-    Find where each clustered interval of :data:`escalation.estimators.INTERVAL_METHODS` holds
+    Find where each clustered interval of :data:`escalation.estimators.stats.INTERVAL_METHODS` holds
     its 95% level and where it fails, on scenarios of unequal size, with rare errors and with
     3 to 200 scenarios, beside two oracles: the plain Wilson interval (ignores clustering) and
     Wilson-Kish with the true intra-cluster correlation of the outcome.
@@ -29,7 +29,7 @@ Estimands
 Methods
     :data:`METHODS`: ``wilson`` (``wilson-kish`` with rho fixed at 0), ``wilson-kish-true-rho``
     (``wilson-kish`` with rho fixed at ``rho_outcome``), and the six methods of
-    :func:`escalation.estimators.clustered_interval` at 95%, rho read from the data (SPEC
+    :func:`escalation.estimators.stats.clustered_interval` at 95%, rho read from the data (SPEC
     section 5). The two bootstraps read their intervals off one cluster bootstrap of
     :data:`N_RESAMPLES` resamples per data set.
 Performance measures
@@ -38,8 +38,8 @@ Performance measures
     where the interval is defined. An undefined interval (BCa with no variation between
     clusters) counts as not covering and as neither miss. Beside them, the exact coverage,
     misses and mean width (no Monte Carlo error) wherever they can be computed: every
-    Wilson-type method with equal sizes (:func:`escalation.estimators.exact_coverages`), and the two fixed-rho
-    methods with unequal sizes (:func:`escalation.estimators.exact_coverage` with one pmf per
+    Wilson-type method with equal sizes (:func:`escalation.estimators.stats.exact_coverages`), and the two fixed-rho
+    methods with unequal sizes (:func:`escalation.estimators.stats.exact_coverage` with one pmf per
     cluster). The bootstraps are Monte Carlo only: on every replication with equal sizes, on
     :data:`BOOTSTRAP_NSIM_UNEQUAL` with unequal sizes, and not at all with unequal sizes and
     ``K > UNEQUAL_BOOTSTRAP_MAX_K`` (see there).
@@ -61,8 +61,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
 
-from escalation.estimators import (WILSON_METHODS, ClusterSums, DegenerateIntervalWarning, cluster_bootstrap,
-                                   clustered_interval, exact_coverage, exact_coverages)
+from escalation.estimators.stats import (WILSON_METHODS, ClusterSums, DegenerateIntervalWarning, cluster_bootstrap,
+    clustered_interval, exact_coverage, exact_coverages)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import cluster_pmf
 from ._constants import COVERAGE_METHODS as METHODS, COVERAGE_ORACLES as ORACLES, COVERAGE_SEED as DEFAULT_SEED
@@ -91,7 +91,7 @@ SMOKE_NSIM = 200
 #: Replications of the bootstraps in a cell of unequal sizes (with equal sizes: every replication).
 BOOTSTRAP_NSIM_UNEQUAL = 500
 #: With unequal sizes the bootstrap's exact resampling distribution has too large a grid and
-#: :func:`escalation.estimators.cluster_bootstrap` draws every cluster of every resample
+#: :func:`escalation.estimators.stats.cluster_bootstrap` draws every cluster of every resample
 #: (about 2e-7 s per data set, resample and cluster: 80 s for 2000 data sets of 200 clusters),
 #: so the bootstraps run there only up to this many scenarios (at K = 30 they would take 40% of
 #: the run; with equal sizes they run everywhere).

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import INTERVAL_METHODS, RHO_BOUND_LEVEL
+from escalation.estimators.stats import INTERVAL_METHODS, RHO_BOUND_LEVEL
 from ._coverage import UNEQUAL_BOOTSTRAP_MAX_K
 from ._performance import binomial_mcse
 from ._tables import markdown_table
@@ -210,7 +210,7 @@ def validation(table: pd.DataFrame) -> dict:
     Methods that give the very same intervals in a cell (all Wilson-type methods when
     ``m = 1``; Wilson and the oracle when rho = 0) are one comparison, not several: the same
     Monte Carlo coverage and the same exact one to 12 decimals (the enumeration's rounding is
-    about 1e-13, :mod:`estimators._exact`). The MCSE is computed from the exact value.
+    about 1e-13, :mod:`estimators.stats._exact`). The MCSE is computed from the exact value.
 
     Returns
     -------
@@ -411,7 +411,7 @@ def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.Dat
         "[0, 1], 1 where undefined, m_bar = sum n_j^2 / N), `wilson-kish-t`, "
         f"`wilson-kish-ucb` (one-sided {RHO_BOUND_LEVEL:g} upper bound of rho), `korn-graubard`, "
         "`bootstrap-percentile` and `bootstrap-bca` (scenarios, or cases for pi, resampled; both read off one "
-        "bootstrap distribution per data set), as `escalation.estimators.clustered_interval` computes them.",
+        "bootstrap distribution per data set), as `escalation.estimators.stats.clustered_interval` computes them.",
         "- **Performance measures.** Coverage with its Monte Carlo standard error sqrt(c(1 - c)/nsim); misses below "
         "(`miss_low`: the interval lies wholly below the truth) and above (`miss_high`) separately; mean width over "
         "the replications where the interval is defined. An undefined interval (BCa without variation between "

@@ -65,9 +65,9 @@ import orjson
 import pandas as pd
 from scipy.special import betaincinv, ndtr
 
-from escalation.estimators import (ClusterBootstrapResult, DegenerateIntervalWarning, clustered_interval,
-                                   newcombe_paired_interval, paired_cluster_bootstrap, paired_correlation,
-                                   predictive_value_correction, rogan_gladen)
+from escalation.estimators.stats import (ClusterBootstrapResult, DegenerateIntervalWarning, clustered_interval,
+    newcombe_paired_interval, paired_cluster_bootstrap, paired_correlation)
+from escalation.estimators.judges import predictive_value_correction, rogan_gladen
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape
 from ._constants import DIFFERENCES_SEED as DEFAULT_SEED

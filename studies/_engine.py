@@ -24,7 +24,7 @@ What the engine owns in ``OUT``: ``run-args.json``, ``design.csv``, ``run.json``
 (its tables, figures and report). ``force`` removes those and nothing else: a file a person put in
 the folder stays.
 
-A failed run leaves no folder it created (:func:`escalation.estimators.output_folder`): when no
+A failed run leaves no folder it created (:func:`escalation.estimators.records.output_folder`): when no
 cell finished, the files it wrote are removed and so are the folders it made. Once a cell has
 finished the folder stays, so the same command resumes it.
 """
@@ -50,7 +50,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
                            TimeRemainingColumn)
 
 from escalation import __version__
-from escalation.estimators import InputError, output_folder, remove_stale_temporaries, write_atomic
+from escalation.estimators.records import InputError, output_folder, remove_stale_temporaries, write_atomic
 
 __all__ = ["run_cells", "record_outputs", "step", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS", "RUN_FACTS",
            "DESIGN"]

@@ -1,7 +1,7 @@
 """Figures of the studies saved to disk: :mod:`escalation.figures` draws, this module writes.
 
 Kept out of :mod:`escalation.figures` so that drawing needs nothing of the measurement; the
-files go through :func:`escalation.estimators.write_atomic`, like every table.
+files go through :func:`escalation.estimators.records.write_atomic`, like every table.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from escalation.estimators import write_atomic
+from escalation.estimators.records import write_atomic
 
 __all__ = ["save_figure"]
 

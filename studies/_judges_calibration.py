@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import (CALIBRATION_METHODS, TurnProbabilities, calibration_bias, cross_fit,
-                                   expected_calibration_error, fit_calibration, reliability_table, turn_questions)
+from escalation.estimators.judges import (CALIBRATION_METHODS, TurnProbabilities, calibration_bias, cross_fit,
+    expected_calibration_error, fit_calibration, reliability_table, turn_questions)
 from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
 from ._judges_common import TAU, fmt, int_seed, wide
 from ._performance import mean

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import judge_causes, score_records
+from escalation.estimators.judges import judge_causes
+from escalation.estimators.metric import score_records
 from escalation.simulate import SimulatedCauseJudge, simulate, true_causes, world_instructions
 from ._judges_common import fmt, int_seed, wide
 from ._performance import share

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import Records
+from escalation.estimators.records import Records
 
 __all__ = ["TAU", "int_seed", "esc_records", "wide", "fmt"]
 

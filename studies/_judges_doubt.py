@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import TurnProbabilities, auroc, judge_turns, turn_questions
+from escalation.estimators.judges import TurnProbabilities, auroc, judge_turns, turn_questions
 from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
 from ._judges_common import TAU, fmt, int_seed
 from ._performance import share

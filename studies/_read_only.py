@@ -1,7 +1,7 @@
 """Part 4 of the judges study: the inflation of under-escalation when the look-ups are not marked read-only.
 
 Each sample is scored with the world's policy and again with
-:meth:`escalation.estimators.Policy.without_read_only_marks` (paper section 4, "Read-only
+:meth:`escalation.estimators.records.Policy.without_read_only_marks` (paper section 4, "Read-only
 marks"): a look-up before the transfer then counts as an action. The ``only_unmarked_before_handoff``
 notice flags such conversations; the part measures the inflation, the share of it the notice
 identifies and the share of flagged conversations that are not inflated.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import score_records
+from escalation.estimators.metric import score_records
 from escalation.simulate import simulate
 from ._judges_common import esc_records, fmt, int_seed, wide
 from ._performance import mean, share

@@ -2,13 +2,13 @@
 
 Every study and the reproduction write their report through :func:`write_reports`, once their
 tables and figures are written, so the page holds the figures and tables of the same run. Both
-files go through :func:`escalation.estimators.write_atomic`, like every table.
+files go through :func:`escalation.estimators.records.write_atomic`, like every table.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from escalation.estimators import write_atomic
+from escalation.estimators.records import write_atomic
 from escalation.figures import SMOKE_BANNER, study_page
 
 __all__ = ["write_reports"]

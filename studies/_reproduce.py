@@ -34,7 +34,8 @@ import orjson
 import pandas as pd
 
 from escalation import __version__
-from escalation.estimators import PhraseJudge, Records, load_conformance_set, score_records, summarise
+from escalation.estimators.metric import PhraseJudge, load_conformance_set, score_records, summarise
+from escalation.estimators.records import Records
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
 from ._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
 from ._engine import record_outputs, run_cells, step

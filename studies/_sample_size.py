@@ -1,4 +1,4 @@
-"""Sample-size study: do the plans of :mod:`estimators._planning` deliver what they promise?
+"""Sample-size study: do the plans of :mod:`estimators.stats._planning` deliver what they promise?
 
 ADEMP (Morris, White & Crowther 2019):
 
@@ -31,7 +31,7 @@ ADEMP (Morris, White & Crowther 2019):
 - **Performance**: coverage, misses below and above, median and mean half-width, rejection
   rate under the null (size) and under the planned alternative (power); each with its Monte
   Carlo standard error; beside the coverage, the exact coverage of both interval methods
-  where the sizes are equal (:mod:`estimators._exact`, no Monte Carlo error).
+  where the sizes are equal (:mod:`estimators.stats._exact`, no Monte Carlo error).
 - **Checks**: median half-width <= h; coverage >= nominal - 2 MCSE; size within
   ``alpha +- 2 MCSE``; power of the test a plan is made for >= target - 2 MCSE.
 """
@@ -45,9 +45,8 @@ import pandas as pd
 from scipy import integrate, stats
 from scipy.special import betainc, betaincinv
 
-from escalation.estimators import (cluster_design, clustered_interval, critical_value, exact_coverage,
-                                   plan_difference, plan_interval, plan_paired_figure, wilson_kish_interval,
-                                   z_value)
+from escalation.estimators.stats import (cluster_design, clustered_interval, critical_value, exact_coverage,
+    plan_difference, plan_interval, plan_paired_figure, wilson_kish_interval, z_value)
 from escalation.simulate import cluster_probabilities
 from ._beta_binomial import beta_shape, cluster_pmf
 from ._constants import SAMPLE_SIZE_SEED as DEFAULT_SEED

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import write_atomic
+from escalation.estimators.records import write_atomic
 
 __all__ = ["markdown_table", "write_table"]
 

@@ -14,7 +14,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from escalation.estimators import PhraseJudge, predictive_value_correction, rogan_gladen, score_records
+from escalation.estimators.metric import PhraseJudge, score_records
+from escalation.estimators.judges import predictive_value_correction, rogan_gladen
 from escalation.simulate import PROFILES, expected_rates, simulate
 from ._judges_common import esc_records, fmt, int_seed, wide
 from ._performance import interval_rows, mean

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 
-from escalation.estimators import _arrow
+from escalation.estimators.records import _arrow
 
 __all__ = ["reference_reader"]
 

@@ -1,7 +1,7 @@
-"""The per-cluster totals that ``estimators._aggregate.SummaryAccumulator`` keeps as chunks come."""
+"""The per-cluster totals that ``estimators.metric._aggregate.SummaryAccumulator`` keeps as chunks come."""
 import numpy as np
 
-from escalation.estimators._aggregate import _ClusterTotals
+from escalation.estimators.metric._aggregate import _ClusterTotals
 
 
 def test_clusters_come_out_in_order_of_their_first_conversation():

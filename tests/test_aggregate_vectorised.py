@@ -1,4 +1,4 @@
-"""The steps of ``estimators._aggregate`` that replaced row-by-row forms give what those forms
+"""The steps of ``estimators.metric._aggregate`` that replaced row-by-row forms give what those forms
 give, on hostile values: the numbering of clusters as chunks come, and the count of unmarked tools."""
 import math
 
@@ -7,7 +7,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators._aggregate import _ClusterTotals, _tool_counts
+from escalation.estimators.metric._aggregate import _ClusterTotals, _tool_counts
 
 
 class ReferenceClusterNumbers:

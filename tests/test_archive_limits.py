@@ -1,6 +1,6 @@
-"""The archive-limit options (``escalation.commands._archive_limits``) show the library's defaults."""
-from escalation.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, size
-from escalation.estimators import ArchiveLimits
+"""The archive-limit options (``escalation.cli.commands._archive_limits``) show the library's defaults."""
+from escalation.cli.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, size
+from escalation.estimators.records import ArchiveLimits
 
 
 def test_the_options_defaults_are_the_archive_limits_defaults():

@@ -5,8 +5,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import InputError, Policy, _arrow, iter_records, read_jsonl, score_file
-from escalation.estimators._arrow import FastPathUnavailable
+from escalation.estimators.records import InputError, Policy, _arrow, iter_records, read_jsonl
+from escalation.estimators.metric import score_file
+from escalation.estimators.records._arrow import FastPathUnavailable
 
 POLICY = Policy.from_dict({"escalation_tools": ["esc"], "read_only_tools": ["ro"], "action_tools": ["act"],
                            "approval_tools": ["app"], "gated_tools": ["act"]})

@@ -1,4 +1,4 @@
-"""The column steps of the Arrow reader (``estimators._arrow``) that replaced row-by-row or slower
+"""The column steps of the Arrow reader (``estimators.records._arrow``) that replaced row-by-row or slower
 forms give what those forms give, on hostile columns: the default scenario ids, the maximum turn
 of each row, and the codes of lists of strings."""
 import numpy as np
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import _arrow
-from escalation.estimators._arrow import FastPathUnavailable
-from escalation.estimators import normalise_labels, scenario_ids
+from escalation.estimators.records import _arrow
+from escalation.estimators.records._arrow import FastPathUnavailable
+from escalation.estimators.records import normalise_labels, scenario_ids
 
 text = st.one_of(st.text(max_size=5), st.sampled_from(["", "None", "a:b", ":", "esc", " Act ", "ESC", "ACT", "é"]))
 maybe_text = st.one_of(st.none(), text)

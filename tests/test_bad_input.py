@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from escalation.estimators import InputError, Policy, load_policy, read_jsonl
+from escalation.estimators.records import InputError, Policy, load_policy, read_jsonl
 
 GOOD = '{"conversation_id": "a", "case_id": "k", "label": "ESC", "tool_calls": []}\n'
 POLICY = '{"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order"]}'

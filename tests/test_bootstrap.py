@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import escalation.estimators._bootstrap as bootstrap_module
-from escalation.estimators import (ConfidenceInterval, DegenerateIntervalWarning, cluster_bootstrap, cluster_bootstrap_pi,
-                                   paired_cluster_bootstrap)
+import escalation.estimators.stats._bootstrap as bootstrap_module
+from escalation.estimators.stats import (ConfidenceInterval, DegenerateIntervalWarning, cluster_bootstrap,
+    cluster_bootstrap_pi, paired_cluster_bootstrap)
 
 
 def _ratio(a, b, axis=-1):

@@ -8,7 +8,8 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 
-from escalation.estimators import auroc, calibration_bias, case_folds, cross_fit, expected_calibration_error, fit_calibration, isotonic_fit, platt_fit, reliability_table
+from escalation.estimators.judges import (auroc, calibration_bias, case_folds, cross_fit, expected_calibration_error,
+    fit_calibration, isotonic_fit, platt_fit, reliability_table)
 
 
 def _platt_reference(p, y):

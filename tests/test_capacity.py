@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from escalation.estimators import load_policy, score_file
-from escalation.estimators._capacity import (
-    DEFAULT_DRAWS, MAX_REVIEWERS, CapacityModel, HandoffTotals, LogisticQuality, TableQuality, _percentile,
-    capacity_outputs, erlang_c, mean_wait_minutes, read_quality_table,
-)
+from escalation.estimators.records import load_policy
+from escalation.estimators.metric import score_file
+from escalation.estimators.metric._capacity import (DEFAULT_DRAWS, MAX_REVIEWERS, CapacityModel, HandoffTotals,
+    LogisticQuality, TableQuality, _percentile, capacity_outputs, read_quality_table)
+from escalation.estimators.stats import erlang_c, mean_wait_minutes
 
 from ._helpers import run_cli_output
 
@@ -149,7 +149,7 @@ def test_the_quality_table_interpolates_and_holds_its_ends(tmp_path):
 
 
 def test_the_inputs_are_the_folders_own_counts(folder):
-    from escalation.estimators import read_scored
+    from escalation.estimators.records import read_scored
 
     frame, summary = read_scored(folder)
     totals = HandoffTotals.from_scored(frame, summary)
@@ -382,7 +382,7 @@ def test_solve_reviewers_for_protection_at_the_interval_end():
 
 
 def _model(folder: Path, traffic: float = 200.0, **options) -> CapacityModel:
-    from escalation.estimators import read_scored
+    from escalation.estimators.records import read_scored
 
     frame, summary = read_scored(folder)
     return CapacityModel(HandoffTotals.from_scored(frame, summary), traffic=traffic, esc_share=0.1,

@@ -123,7 +123,7 @@ def test_one_name_for_one_thing():
 
 
 def test_the_old_reps_is_hidden_and_still_works_with_a_notice(monkeypatch, capsys, tmp_path):
-    import escalation.commands.study_judges as judges
+    import escalation.cli.commands.study_judges as judges
 
     text = _help(monkeypatch, capsys, ("study", "judges"))
     assert "--reps" not in text and "--nsim N" in text

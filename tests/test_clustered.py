@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from escalation.estimators import (INTERVAL_METHODS, RHO_BOUND_LEVEL, ClusterSums, cluster_bootstrap, cluster_design,
-                                   clustered_interval, clustered_rate, korn_graubard_size, rho_upper_bound,
-                                   size_weighted_mean)
-from escalation.estimators._clustered import interval_of_sums
+from escalation.estimators.stats import (INTERVAL_METHODS, RHO_BOUND_LEVEL, ClusterSums, cluster_bootstrap,
+    cluster_design, clustered_interval, korn_graubard_size, rho_upper_bound, size_weighted_mean)
+from escalation.estimators.metric import clustered_rate
+from escalation.estimators.stats._clustered import interval_of_sums
 
 
 def _wilson(p, n, critical):
@@ -172,7 +172,8 @@ def test_unknown_method_names_the_choices():
 
 def _summary(groups, label="ESC", **kwargs):
     """The summary of ESC conversations: ``groups`` maps a case to its list of 0/1 errors (1 = no hand-off)."""
-    from escalation.estimators import Policy, Records, normalise_conversation, score_records, summarise
+    from escalation.estimators.records import Policy, Records, normalise_conversation
+    from escalation.estimators.metric import score_records, summarise
     policy = Policy.from_dict({"escalation_tools": ["handoff"], "action_tools": ["refund"]})
     conversations = [normalise_conversation({"conversation_id": f"{case}-{i}", "case_id": case, "label": label,
                                              "replica": i, "assistant_turns": 1,

@@ -1,4 +1,4 @@
-"""Comparison of two assistants (estimators._compare and ``escalation compare``)."""
+"""Comparison of two assistants (estimators.metric._compare and ``escalation compare``)."""
 from __future__ import annotations
 
 import math
@@ -7,9 +7,10 @@ import numpy as np
 import orjson
 import pytest
 
-from escalation.estimators import (InputError, anova_icc, compare_scored, newcombe_paired_interval,
-                                   paired_cluster_bootstrap, paired_correlation, read_scored, wilson_interval,
-                                   wilson_kish_interval)
+from escalation.estimators.records import InputError, read_scored
+from escalation.estimators.stats import (anova_icc, newcombe_paired_interval, paired_cluster_bootstrap,
+    paired_correlation, wilson_interval, wilson_kish_interval)
+from escalation.estimators.metric import compare_scored
 
 from ._helpers import run_cli_output
 

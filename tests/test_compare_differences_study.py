@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from escalation.estimators import DIFFERENCE_COVERAGE_STUDY
+from escalation.estimators.metric import DIFFERENCE_COVERAGE_STUDY
 from escalation.studies import cell_seed
 from escalation.studies._differences import DEFAULT_SEED, FAILS_BELOW, build_design, run_cell
 
@@ -22,7 +22,7 @@ def _conditions(row) -> str:
 
 
 def test_the_threshold_is_the_studys():
-    from escalation.estimators._compare import HOLDS_AT
+    from escalation.estimators.metric._compare import HOLDS_AT
     assert HOLDS_AT == FAILS_BELOW
 
 

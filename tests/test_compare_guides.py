@@ -20,9 +20,10 @@ import pandas as pd
 import pytest
 
 import escalation
-from escalation.estimators import (DIFFERENCE_COVERAGE_STUDY, FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE, InputError,
-                                   ScenarioMismatchError, compare_scored, coverage_word, difference_warnings,
-                                   interval_advice, load_policy, newcombe_paired_interval, read_scored, summarise)
+from escalation.estimators.metric import (DIFFERENCE_COVERAGE_STUDY, FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE,
+    ScenarioMismatchError, compare_scored, coverage_word, difference_warnings, interval_advice, summarise)
+from escalation.estimators.records import InputError, load_policy, read_scored
+from escalation.estimators.stats import newcombe_paired_interval
 from escalation.simulate import make_scenarios, simulate, world_policy_path, write_jsonl
 
 from ._helpers import run_cli, run_cli_output

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from escalation.estimators import (CONFORMANCE_SETS as SETS, Records, conformance_dir, conversation_lines,
-                                   load_conformance_set, score_conversation, score_records, summarise)
+from escalation.estimators.metric import (CONFORMANCE_SETS as SETS, conformance_dir, conversation_lines,
+    load_conformance_set, score_conversation, score_records, summarise)
+from escalation.estimators.records import Records
 from escalation.studies import MUTANTS, conversation_mismatches, run_mutant, subset_mismatches, summary_of
 
 

@@ -19,8 +19,8 @@ import pytest
 import rich.highlighter
 from hypothesis import given, strategies as st
 
-from escalation.commands._console import LIMIT, console, json_text, plain, warning_line
-from escalation.commands.score import print_summary
+from escalation.cli.commands._console import LIMIT, console, json_text, plain, warning_line
+from escalation.cli.commands.score import print_summary
 
 from ._helpers import run_cli_output
 

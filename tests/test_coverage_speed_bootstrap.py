@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-import escalation.estimators._bootstrap as bootstrap_module
+import escalation.estimators.stats._bootstrap as bootstrap_module
 
 
 def _enumerated(totals, sizes):

@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln
 
-from escalation.estimators import WILSON_METHODS, clustered_interval, exact_coverages
-from escalation.estimators._exact import _integer_power
+from escalation.estimators.stats import WILSON_METHODS, clustered_interval, exact_coverages
+from escalation.estimators.stats._exact import _integer_power
 
 
 def _by_multisets(pmf, K):

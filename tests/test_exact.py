@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from scipy.special import betainc
 
-from escalation.estimators import clustered_interval, exact_coverage, wilson_interval, wilson_kish_interval
+from escalation.estimators.stats import clustered_interval, exact_coverage, wilson_interval, wilson_kish_interval
 
 
 def _bernoulli(p):

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import pytest
 
-from escalation.estimators import exact_coverage
+from escalation.estimators.stats import exact_coverage
 
 from .test_spec5_independent import anova_rho, wilson
 

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import InputError, Policy, iter_jsonl, iter_records, read_conversations, score_file
+from escalation.estimators.records import InputError, Policy, iter_jsonl, iter_records, read_conversations
+from escalation.estimators.metric import score_file
 
 POLICY = Policy.from_dict({"escalation_tools": ["transfer_to_human"]})
 CHUNK_SIZES = (1, 2, 3, 7, 1000)

@@ -11,8 +11,8 @@ import orjson
 import pandas as pd
 import pytest
 
-import escalation.commands.study_differences as differences_command
-from escalation.estimators import output_folder
+import escalation.cli.commands.study_differences as differences_command
+from escalation.estimators.records import output_folder
 from escalation.studies import record_outputs, run_cells
 
 from ._helpers import output_files, run_cli, run_cli_output

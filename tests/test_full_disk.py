@@ -12,7 +12,7 @@ import subprocess
 import orjson
 import pytest
 
-from escalation.estimators import read_scored
+from escalation.estimators.records import read_scored
 
 from ._helpers import run_cli_output
 

@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import (FORMATS, InputError, Policy, Records, conversation_lines, load_policy,
-                                   read_jsonl, score_file, score_records)
+from escalation.estimators.records import FORMATS, InputError, Policy, Records, load_policy, read_jsonl
+from escalation.estimators.metric import conversation_lines, score_file, score_records
 
 from .fuzz_hunt import CI_SEED, VARIANTS, Deep, check_case, dump, encode, explain, indices, make_case, save_case
 

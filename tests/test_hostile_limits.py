@@ -26,9 +26,11 @@ import pytest
 import zstandard
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, get_model, modelapi
 
-from escalation.estimators import (ArchiveLimits, InputError, Records, load_policy, normalise_conversation,
-                                   read_conversations, score_file, turn_questions)
-from escalation.inspect_judges import InspectTurnJudge, TurnJudgeError
+from escalation.estimators.records import (ArchiveLimits, InputError, Records, load_policy, normalise_conversation,
+    read_conversations)
+from escalation.estimators.metric import score_file
+from escalation.estimators.judges import turn_questions
+from escalation.integrations.inspect_ai import InspectTurnJudge, TurnJudgeError
 from escalation.studies import run_cells
 
 from ._helpers import run_cli_output

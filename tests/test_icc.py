@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators._icc import fleiss_cuzick_icc
+from escalation.estimators.stats._icc import fleiss_cuzick_icc
 
 
 def test_fleiss_cuzick_equal_sizes_hand_value():

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from escalation.estimators import InputError, load_policy, score_file
+from escalation.estimators.records import InputError, load_policy
+from escalation.estimators.metric import score_file
 
 ROOT = Path(__file__).resolve().parents[1]
 READERS = ROOT / "tests" / "data" / "readers"
@@ -220,7 +221,7 @@ def test_the_logs_hashed_in_the_background_stop_when_told(tmp_path):
     the event and the hashing stops (describe gives None) instead of reading the rest of the log."""
     import threading
 
-    from escalation.estimators._inputs import LogInput
+    from escalation.estimators.records._inputs import LogInput
 
     (tmp_path / "folder").mkdir()
     for path in (tmp_path / "log.jsonl", tmp_path / "folder" / "a.jsonl"):

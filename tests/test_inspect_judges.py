@@ -23,8 +23,9 @@ from typer.testing import CliRunner
 import escalation.cli
 from escalation import simulate
 from escalation.cli import app
-from escalation.estimators import CAUSES, Records, judge_turns, normalise_conversation, turn_questions
-from escalation.inspect_judges import (InspectCauseJudge, InspectTurnJudge, TurnAnswerError, TurnJudgeError,
+from escalation.estimators.judges import CAUSES, judge_turns, turn_questions
+from escalation.estimators.records import Records, normalise_conversation
+from escalation.integrations.inspect_ai import (InspectCauseJudge, InspectTurnJudge, TurnAnswerError, TurnJudgeError,
                                        parse_turn_answer, turn_chat_messages)
 from escalation.simulate import world_instructions
 
@@ -330,10 +331,10 @@ def test_the_help_teaches_and_start_up_does_not_import_inspect_ai():
     assert 'pip install "escalation[inspect]"' in help_text  # the brackets survive typer's rich markup
     # the command line's modules import inspect_ai (or a module that does) only inside the function that needs it
     package = Path(escalation.cli.__file__).parent
-    for path in [package / "cli.py", *sorted((package / "commands").glob("*.py"))]:
+    for path in [*sorted(package.glob("*.py")), *sorted((package / "commands").glob("*.py"))]:
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
                 names += [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
-                assert not any(n and (n.startswith("inspect_ai") or n.startswith("escalation.inspect_"))
+                assert not any(n and (n.startswith("inspect_ai") or n.startswith("escalation.integrations"))
                                for n in names), f"{path.name}:{node.lineno} imports inspect_ai at start-up"

@@ -1,4 +1,4 @@
-"""The inspect_ai scorer: ``inspect score LOG --scorer escalation/inspect_scorer.py@escalation``.
+"""The inspect_ai scorer: ``inspect score LOG --scorer escalation/integrations/inspect_ai/_scorer.py@escalation``.
 
 inspect_ai is in the ``test`` extra (the version the scorer is tested with), so this runs in
 CI and is never skipped. A small task whose solver writes a fixed transcript per sample and epoch (no model is
@@ -30,9 +30,9 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageU
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolCall
 
-import escalation.inspect_scorer as module
-from escalation.estimators import (Policy, Records, normalise_conversation, read_conversations, score_conversation,
-                                   score_records, summarise)
+import escalation.integrations.inspect_ai._scorer as module
+from escalation.estimators.records import Policy, Records, normalise_conversation, read_conversations
+from escalation.estimators.metric import score_conversation, score_records, summarise
 
 POLICY = {"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order"]}
 # sample -> epoch -> tools the assistant calls after the user's one message (None: text only)

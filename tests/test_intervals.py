@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from escalation.estimators import (ConfidenceInterval, anova_icc, design_effect, wilson_interval, wilson_kish_interval,
-                                   z_value)
+from escalation.estimators.stats import (ConfidenceInterval, anova_icc, design_effect, wilson_interval,
+    wilson_kish_interval, z_value)
 
 
 @pytest.mark.parametrize("x, n, low, high", [

@@ -10,9 +10,10 @@ from scipy.special import expit, logit
 from scipy.stats import norm
 
 from escalation import simulate
-from escalation.estimators import (Records, TurnProbabilities, TurnQuestions, doubtful_labels, judge_causes,
-                                   judge_turns, over_escalation_severity, score_records, summarise, turn_diagnostics,
-                                   turn_questions)
+from escalation.estimators.records import Records
+from escalation.estimators.judges import (TurnProbabilities, TurnQuestions, doubtful_labels, judge_causes,
+    judge_turns, over_escalation_severity, turn_diagnostics, turn_questions)
+from escalation.estimators.metric import score_records, summarise
 from escalation.simulate._judges import (ACT_FACTORS, ESC_FACTORS, EVIDENCE_SCALE, SimulatedCauseJudge, SimulatedTurnJudge,
                               ideal_logit, instruction_thresholds, world_instructions)
 

@@ -1,6 +1,6 @@
 """The cause judge: the closed list, the parser, the finding that never goes alone, the LLM plug-in.
 
-The LLM plug-in (:class:`escalation.inspect_judges.InspectCauseJudge`) is tested with a scripted
+The LLM plug-in (:class:`escalation.integrations.inspect_ai.InspectCauseJudge`) is tested with a scripted
 inspect_ai model registered here (``scripted_cause_judge``); nothing is downloaded or called.
 """
 from __future__ import annotations
@@ -14,9 +14,10 @@ import pytest
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
 
 from escalation import simulate
-from escalation.estimators import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError, CauseQuestion,
-                                   cause_questions, judge_causes, parse_cause_answer, score_records)
-from escalation.inspect_judges import InspectCauseJudge
+from escalation.estimators.judges import (CAUSES, CauseAnswerError, CauseFinding, CauseJudge, CauseJudgeError,
+    CauseQuestion, cause_questions, judge_causes, parse_cause_answer)
+from escalation.estimators.metric import score_records
+from escalation.integrations.inspect_ai import InspectCauseJudge
 from escalation.simulate import SimulatedCauseJudge, true_causes, world_instructions
 
 QUESTION = CauseQuestion(

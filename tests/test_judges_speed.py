@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 import escalation.simulate as S
-from escalation.estimators import cross_fit, fit_calibration, platt_fit, turn_questions
+from escalation.estimators.judges import cross_fit, fit_calibration, platt_fit, turn_questions
 from escalation.simulate._judges import _ACT_MEANS, _ESC_MEANS, _logsumexp, _unit_normals, ideal_logit
 
 

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from escalation import simulate
-from escalation.estimators import predictive_value_correction, rogan_gladen, score_records
+from escalation.estimators.judges import predictive_value_correction, rogan_gladen
+from escalation.estimators.metric import score_records
 from escalation.studies._judges import run_cell
 from escalation.studies._without_record import mode_b_profile
 

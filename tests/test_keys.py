@@ -1,4 +1,4 @@
-"""The key rule (SPEC sections 5 and 6), written once in ``estimators._keys``: every reader
+"""The key rule (SPEC sections 5 and 6), written once in ``estimators.records._keys``: every reader
 and the table check accept and refuse the same inputs, with the same message.
 
 SPEC 6: "``conversation_id`` (string) is required and unique in a file"; SPEC 5: "Two
@@ -11,8 +11,9 @@ import json
 import pandas as pd
 import pytest
 
-from escalation.estimators import (InputError, Policy, UniqueKeys, _keys, check_unique_keys, normalise_conversation,
-                                   read_conversations, read_jsonl, score_file)
+from escalation.estimators.records import (InputError, Policy, UniqueKeys, _keys, check_unique_keys,
+    normalise_conversation, read_conversations, read_jsonl)
+from escalation.estimators.metric import score_file
 
 POLICY = Policy.from_dict({"escalation_tools": ["esc"]})
 

@@ -1,4 +1,4 @@
-"""The key hashes of ``estimators._keys``, computed a column at a time, are those of the readable
+"""The key hashes of ``estimators.records._keys``, computed a column at a time, are those of the readable
 rule they replace: ``hash(conversation_id)``, and ``hash((case, label, replica))`` of every
 conversation with a case and a string label, on hostile columns."""
 import math
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import _keys
+from escalation.estimators.records import _keys
 
 
 def reference_key_hashes(conversation_id, case_id, label, replica):

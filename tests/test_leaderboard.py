@@ -1,4 +1,4 @@
-"""Several models on the same scenarios (estimators._leaderboard and ``escalation leaderboard``)."""
+"""Several models on the same scenarios (estimators.metric._leaderboard and ``escalation leaderboard``)."""
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +13,10 @@ import orjson
 import pandas as pd
 import pytest
 
-from escalation.estimators import (InputError, compact_letter_display, compare_scored, holm_adjust, leaderboard,
-                                   log_model, newcombe_paired_interval, read_scored, summarise)
+from escalation.estimators.records import InputError, read_scored
+from escalation.estimators.metric import (compact_letter_display, compare_scored, holm_adjust, leaderboard, log_model,
+    summarise)
+from escalation.estimators.stats import newcombe_paired_interval
 from escalation.simulate import make_scenarios, simulate, world_policy_path, write_jsonl
 
 from ._helpers import run_cli, run_cli_output

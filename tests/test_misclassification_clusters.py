@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from escalation.estimators import predictive_value_correction, rogan_gladen
-from escalation.estimators._misclassification import CorrectedRate
+from escalation.estimators.judges import predictive_value_correction, rogan_gladen
+from escalation.estimators.judges._misclassification import CorrectedRate
 
 # Three scenarios. Main sample (text only): t = (2, 0, 1) flagged of n = (4, 4, 2). Validation
 # subsample: flagged a = (1, 1, 0) errors of f = (1, 1, 1); unflagged b = (0, 1, 0) errors of g = (2, 2, 1);

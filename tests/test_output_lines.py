@@ -1,7 +1,7 @@
 """``conversations.jsonl`` lines made column by column (issue 18, throughput) are the bytes that
 writing each row with orjson gives.
 
-The reference below is the row-by-row construction that ``estimators/_output.py`` used before
+The reference below is the row-by-row construction that ``estimators/metric/_lines.py`` used before
 (a dict per row, ``orjson.dumps``, then the cells), copied here as the readable definition of the
 format. Hypothesis draws hostile results: ids with quotes, backslashes, control characters,
 U+2028, emoji, characters beyond the BMP and empty strings; missing values; big integers; long
@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import Policy, Records, conversation_lines, normalise_conversation, score_records
-from escalation.estimators import _output
+from escalation.estimators.records import Policy, Records, normalise_conversation
+from escalation.estimators.metric import conversation_lines, score_records
+from escalation.estimators.metric import _lines
 
 FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
           "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
@@ -165,11 +166,11 @@ def writer(block_bytes=None, share=None, segment=None, fallback_allowed=True):
     with pytest.MonkeyPatch.context() as patch:
         for name, value in (("_BLOCK_BYTES", block_bytes), ("_DISTINCT_SHARE", share), ("_SEGMENT_ROWS", segment)):
             if value is not None:
-                patch.setattr(_output, name, value)
+                patch.setattr(_lines, name, value)
         if not fallback_allowed:
             def refuse(*args, **kwargs):
                 raise AssertionError("a block was written row by row")
-            patch.setattr(_output, "_rowwise_lines", refuse)
+            patch.setattr(_lines, "_rowwise_lines", refuse)
         yield
 
 
@@ -192,7 +193,7 @@ def check(results, extra=None, *, fallback_allowed=True, modes=MODES):
         return
     for mode in modes:
         with writer(*mode, fallback_allowed=fallback_allowed):
-            blocks = list(_output.conversation_blocks(results, extra=extra))
+            blocks = list(_lines.conversation_blocks(results, extra=extra))
             lines = list(conversation_lines(results, extra=extra))
         assert b"".join(blocks) == b"".join(expected), mode
         assert lines == expected, mode
@@ -218,7 +219,7 @@ def test_lines_are_the_row_by_row_bytes(data):
 
 def test_no_rows():
     results = score_records(Records.from_conversations([]), Policy.from_dict(POLICY))
-    assert list(conversation_lines(results)) == [] == list(_output.conversation_blocks(results))
+    assert list(conversation_lines(results)) == [] == list(_lines.conversation_blocks(results))
     assert list(conversation_lines(results, extra={"unplanned": np.zeros(0, bool)})) == []
 
 
@@ -266,7 +267,7 @@ def test_long_conversations_are_written_in_bounded_blocks():
     expected = b"".join(reference_lines(results))
     budget = 1 << 20
     with writer(budget, fallback_allowed=False):
-        blocks = list(_output.conversation_blocks(results))
+        blocks = list(_lines.conversation_blocks(results))
     assert b"".join(blocks) == expected
     assert len(blocks) > 10
     assert all(len(block) <= 2 * budget or block.count(b"\n") == 1 for block in blocks)

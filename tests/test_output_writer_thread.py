@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators._output import OutputFile
+from escalation.estimators.records import OutputFile
 
 
 @settings(max_examples=60, deadline=None)

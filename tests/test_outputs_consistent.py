@@ -13,7 +13,8 @@ import orjson
 import pandas as pd
 import pytest
 
-from escalation.estimators import InputError, load_policy, read_scored, score_file, write_atomic
+from escalation.estimators.records import InputError, load_policy, read_scored, write_atomic
+from escalation.estimators.metric import score_file
 from escalation.studies import run_cells
 
 from ._helpers import run_cli, run_cli_output

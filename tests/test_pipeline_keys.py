@@ -1,4 +1,4 @@
-"""The key rule across logs scored together (``estimators._pipeline._KeysAcrossLogs``, SPEC 6).
+"""The key rule across logs scored together (``estimators.metric._pipeline._KeysAcrossLogs``, SPEC 6).
 
 A hash shared by two logs is confirmed on the keys, read again from both logs. A key whose hash
 is not found again means the log changed between the reads: that is an error, never taken for
@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from escalation.estimators import InputError
-from escalation.estimators._pipeline import _KeysAcrossLogs
+from escalation.estimators.records import InputError
+from escalation.estimators.metric._pipeline import _KeysAcrossLogs
 
 
 def _conversations(*ids) -> pd.DataFrame:

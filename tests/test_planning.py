@@ -1,4 +1,4 @@
-"""Sample-size plans (estimators._planning): reference values, round trips, errors."""
+"""Sample-size plans (estimators.stats._planning): reference values, round trips, errors."""
 from __future__ import annotations
 
 import math
@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 
 from scipy import stats
 
-from escalation.estimators import (plan_difference, plan_interval, plan_paired_figure, scenarios_needed,
-                                   size_weighted_mean, wilson_interval, wilson_kish_interval, wilson_sample_size,
-                                   z_value)
+from escalation.estimators.stats import (plan_difference, plan_interval, plan_paired_figure, scenarios_needed,
+    size_weighted_mean, wilson_interval, wilson_kish_interval, wilson_sample_size, z_value)
 
 
 def _half_width(p, k, m, rho, confidence=0.95):

@@ -6,7 +6,7 @@ import re
 import orjson
 import pytest
 
-from escalation.estimators import plan_difference, plan_interval, plan_paired_figure
+from escalation.estimators.stats import plan_difference, plan_interval, plan_paired_figure
 
 from ._helpers import run_cli_output
 

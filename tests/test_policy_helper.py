@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from escalation.estimators import (InputError, check_policy, draft_policy, load_policy, place_tool, tool_usage,
-                                   turn_ranges)
+from escalation.estimators.records import (InputError, check_policy, draft_policy, load_policy, place_tool,
+    tool_usage, turn_ranges)
 
 from ._helpers import run_cli_output
 
@@ -326,7 +326,7 @@ def test_tool_names_from_a_log_are_kept_exactly_and_printed_safely(monkeypatch, 
     assert policy.read_only_tools == {"get_\x1b[31mred"}
     assert policy.action_tools == {'q"uote\\back', "issue\nrefund", "rembours\u00e9", "del\x7f"}
     assert "\x1b" not in stdout and "[bold]transfer[/bold]" in stdout
-    assert "get_\\x1b[31mred" in stdout  # escaped as escalation.commands._console shows it
+    assert "get_\\x1b[31mred" in stdout  # escaped as escalation.cli.commands._console shows it
 
 
 @pytest.mark.parametrize("args, message", [

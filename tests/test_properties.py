@@ -6,8 +6,8 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import (Policy, Records, conversation_lines, normalise_conversation, score_conversation,
-                                   score_records, summarise)
+from escalation.estimators.records import Policy, Records, normalise_conversation
+from escalation.estimators.metric import conversation_lines, score_conversation, score_records, summarise
 
 NAMES = ["esc1", "esc2", "ro1", "ro2", "act1", "act2", "app1", "gate1", "unk1", None]
 TEXTS = ["I have transferred you to a human agent.", "Please call customer service.", "Done.",

@@ -15,9 +15,9 @@ import tracemalloc
 import orjson
 import pytest
 
-from escalation.estimators import (InputError, Policy, Records, iter_records, load_labels, load_plan, load_policy,
-                                   normalise_conversation, read_conversations, read_jsonl, score_conversation,
-                                   score_file, score_records)
+from escalation.estimators.records import (InputError, Policy, Records, iter_records, load_labels, load_plan,
+    load_policy, normalise_conversation, read_conversations, read_jsonl)
+from escalation.estimators.metric import score_conversation, score_file, score_records
 
 from ._helpers import run_cli_output
 

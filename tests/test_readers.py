@@ -2,7 +2,7 @@
 
 Every expected value below is read off the fixture by hand; the comment next to it says
 which message gives it. The turn rule is SPEC section 1 as made exact in
-``estimators/readers/_chat.py``: a user message opens a turn when the assistant answers it;
+``estimators/records/readers/_chat.py``: a user message opens a turn when the assistant answers it;
 what the assistant does before the first user message is turn 0; T is the number of
 opening user messages (at least 1).
 """
@@ -18,8 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import (FORMATS, InputError, Policy, detect_format, normalise_conversation,
-                                   read_conversations, read_jsonl, score_conversation)
+from escalation.estimators.records import (FORMATS, InputError, Policy, detect_format, normalise_conversation,
+    read_conversations, read_jsonl)
+from escalation.estimators.metric import score_conversation
 
 ZSTD_METHOD = 93  # PKWARE APPNOTE.TXT 6.3.10, section 4.4.5: compression method 93 is Zstandard
 

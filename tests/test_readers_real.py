@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from escalation.estimators import detect_format, load_policy, read_conversations
+from escalation.estimators.records import detect_format, load_policy, read_conversations
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT / "examples" / "data" / "tau-bench" / "gpt-4o-airline.json"

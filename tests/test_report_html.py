@@ -19,9 +19,11 @@ from html.parser import HTMLParser
 import orjson
 import pytest
 
-import escalation.estimators as estimators
+import escalation.estimators.metric as metric
+import escalation.estimators.records as records_door
 import escalation.figures as figures
-from escalation.estimators import OutputFile, conversation_evidence
+from escalation.estimators.records import OutputFile
+from escalation.estimators.metric import conversation_evidence
 from escalation.figures import report_data
 
 from ._helpers import run_cli_output
@@ -249,7 +251,7 @@ def test_a_failed_report_keeps_the_earlier_run_whole(records, policy, tmp_path, 
 
 
 def test_an_interrupt_while_the_log_is_read_again_leaves_nothing(records, policy, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(estimators, "conversation_evidence", lambda *a, **k: os.kill(os.getpid(), signal.SIGINT),
+    monkeypatch.setattr(metric, "conversation_evidence", lambda *a, **k: os.kill(os.getpid(), signal.SIGINT),
                         raising=False)
     out = tmp_path / "new" / "out"
     code, _, err = _score(monkeypatch, capsys, records, "--policy", policy, "--out", out)
@@ -258,13 +260,13 @@ def test_an_interrupt_while_the_log_is_read_again_leaves_nothing(records, policy
 
 
 def test_a_log_changed_between_the_two_reads_is_an_error(records, policy, tmp_path, monkeypatch, capsys):
-    read = estimators.iter_conversations
+    read = records_door.iter_conversations
 
     def changed(*args, **kwargs):
         for item in read(*args, **kwargs):
             yield item if isinstance(item, str) else [{**conv, "conversation_id": "other"} for conv in item]
 
-    monkeypatch.setattr("escalation.estimators.readers.iter_conversations", changed)
+    monkeypatch.setattr("escalation.estimators.records.iter_conversations", changed)
     out = tmp_path / "out"
     code, _, err = _score(monkeypatch, capsys, records, "--policy", policy, "--out", out)
     assert code == 2 and err.startswith("error: changed while it was scored (read again for report.html")
@@ -285,7 +287,7 @@ def test_no_report_writes_neither_and_removes_an_earlier_one(records, policy, tm
 
 def _counting(monkeypatch) -> list[int]:
     """How many conversations the second read yields, chunk by chunk (a chunk is read whole before it is given)."""
-    read, seen = estimators.iter_conversations, []
+    read, seen = records_door.iter_conversations, []
 
     def counted(*args, **kwargs):
         for item in read(*args, **kwargs):
@@ -293,7 +295,7 @@ def _counting(monkeypatch) -> list[int]:
                 seen.append(len(item))
             yield item
 
-    monkeypatch.setattr("escalation.estimators.readers.iter_conversations", counted)
+    monkeypatch.setattr("escalation.estimators.records.iter_conversations", counted)
     return seen
 
 
@@ -324,7 +326,7 @@ def test_standard_input_is_read_again_from_its_copy(records, policy, tmp_path, m
 # ------------------------------------------------------------------ the timeline of one conversation
 
 def test_a_timeline_gives_each_call_its_kind_and_marks_the_first_escalation_and_action():
-    policy = estimators.Policy.from_dict(POLICY)
+    policy = records_door.Policy.from_dict(POLICY)
     calls = [{"turn": 0, "name": "get_order", "arguments": {"id": 1}},
              {"turn": 0, "name": "lookup_flight", "arguments": {"note": "x" * 400}},
              {"turn": 1, "name": "request_approval", "covers": ["issue_refund"]},
@@ -332,10 +334,10 @@ def test_a_timeline_gives_each_call_its_kind_and_marks_the_first_escalation_and_
              {"turn": 1, "name": "issue_refund"},
              {"turn": 2, "name": "transfer_to_human", "arguments": {"n": 10**40}},  # a document with a NaN is
              {"turn": 9, "name": "transfer_to_human"}]  # read by Python's json, which keeps such an integer
-    conversation = estimators.normalise_conversation(
+    conversation = records_door.normalise_conversation(
         {"conversation_id": "x", "case_id": "k", "label": "ESC", "assistant_turns": 5, "tool_calls": calls,
          "messages": [{"turn": 0, "role": "user", "text": "y" * 600}, {"turn": 4, "role": "assistant", "text": "ok"}]})
-    line = {"turn": 0, "cells": estimators.cells(5, 0, 1, "acted_before_handoff")}
+    line = {"turn": 0, "cells": metric.cells(5, 0, 1, "acted_before_handoff")}
     timeline = conversation_evidence(conversation, policy, line)
     turns = {entry["turn"]: entry for entry in timeline["turns"]}
     assert list(turns) == [0, 1, 2, 4, None]  # turn 3 holds nothing; turn 9 is not a turn of the five

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import escalation.simulate as S
-from escalation.estimators import Records, anova_icc, read_jsonl
+from escalation.estimators.records import Records, read_jsonl
+from escalation.estimators.stats import anova_icc
 
 REQUIRED_PROFILES = ("follows_policy", "escalates_everything", "never_escalates", "invents_actions",
                      "acts_then_escalates", "asks_approval_for_everything", "pressure_susceptible",

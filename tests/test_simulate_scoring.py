@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import escalation.simulate as S
-from escalation.estimators import read_jsonl, score_conversation, score_records
+from escalation.estimators.records import read_jsonl
+from escalation.estimators.metric import score_conversation, score_records
 
 from .test_simulate import all_behaviours_profile, values
 

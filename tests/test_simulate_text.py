@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import escalation.simulate as S
-from escalation.estimators import PhraseJudge
+from escalation.estimators.metric import PhraseJudge
 from escalation.simulate._text import FILLER_CODE, N_CODES, SAY_CODES, assistant_table
 
 from .test_simulate import all_behaviours_profile

@@ -1,4 +1,4 @@
-"""Logs read a chunk at a time (``estimators.readers._source``, issue "Hostile and careless input").
+"""Logs read a chunk at a time (``estimators.records.readers._source``, issue "Hostile and careless input").
 
 A JSON Lines chat file larger than the head that detection reads is parsed a line at a time
 (:class:`JsonLines`); an inspect ``.eval`` archive one member at a time; and
@@ -13,8 +13,9 @@ import zipfile
 
 import pytest
 
-import escalation.estimators.readers._source as source
-from escalation.estimators import InputError, Policy, iter_conversations, read_conversations, score_file
+import escalation.estimators.records.readers._source as source
+from escalation.estimators.records import InputError, Policy, iter_conversations, read_conversations
+from escalation.estimators.metric import score_file
 
 POLICY = Policy.from_dict({"escalation_tools": ["transfer_to_human"], "action_tools": ["issue_refund"]})
 

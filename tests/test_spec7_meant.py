@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from escalation.estimators import (Records, load_policy, read_jsonl, read_scored, score_file, score_records,
-                                   summarise)
+from escalation.estimators.records import Records, load_policy, read_jsonl, read_scored
+from escalation.estimators.metric import score_file, score_records, summarise
 
 from ._helpers import run_cli_output
 

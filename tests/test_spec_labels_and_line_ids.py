@@ -23,9 +23,9 @@ import pytest
 from typer.testing import CliRunner
 
 from escalation.cli import app
-from escalation.estimators import (ACT, ESC, InputError, Labels, Policy, Records, conversation_lines, iter_records,
-                                   load_labels, load_plan, normalise_conversation, normalise_label, normalise_labels,
-                                   read_conversations, read_jsonl, score_conversation, score_file, score_records)
+from escalation.estimators.records import (ACT, ESC, InputError, Labels, Policy, Records, iter_records, load_labels,
+    load_plan, normalise_conversation, normalise_label, normalise_labels, read_conversations, read_jsonl)
+from escalation.estimators.metric import conversation_lines, score_conversation, score_file, score_records
 
 POLICY = Policy.from_dict({"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order"],
                            "action_tools": ["issue_refund"]})

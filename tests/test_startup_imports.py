@@ -22,7 +22,8 @@ from ._helpers import run_cli_output
 FORBIDDEN = ("numpy", "pandas", "scipy", "matplotlib", "pyarrow", "jinja2", "joblib", "dask", "inspect_ai")
 #: What ``score`` must not import when it draws nothing and needs no t or F quantile.
 NOT_FOR_SCORING = ("matplotlib", "scipy")
-DOORS = ("estimators", "simulate", "figures", "studies")
+DOORS = ("estimators.stats", "estimators.records", "estimators.metric", "estimators.judges", "simulate", "figures",
+         "studies")
 TIMEOUT = 300  # seconds: the machine may be loaded
 
 # Runs ``escalation ARGS`` (each JSON list of arguments in turn, ``[]``: every command's --help) and
@@ -100,13 +101,16 @@ def test_a_door_imports_nothing_until_a_name_is_asked_for(tmp_path, layer):
 
 def test_a_name_imports_only_the_module_that_defines_it(tmp_path):
     """Constants that options show come from small modules; InputError from its own."""
-    code = ("from escalation.estimators import (INTERVAL_METHODS, MAX_PLAN_SIZE, FEW_CASES_NEWCOMBE, InputError,"
-            " DEFAULT_INTERVAL)\nfrom escalation.studies import COVERAGE_SEED, COVERAGE_METHODS, EXPECTED_PAIRS")
+    code = ("from escalation.estimators.stats import INTERVAL_METHODS, MAX_PLAN_SIZE, DEFAULT_INTERVAL\n"
+            "from escalation.estimators.metric import FEW_CASES_NEWCOMBE\n"
+            "from escalation.estimators.records import InputError\nfrom escalation.studies import COVERAGE_SEED, COVERAGE_METHODS, EXPECTED_PAIRS")
     modules = _modules(tmp_path, code)
     assert not _top(modules) & set(FORBIDDEN)
     ours = {m for m in modules if m.startswith("escalation.")}
-    assert ours == {"escalation._version", "escalation.estimators", "escalation.estimators._constants",
-                    "escalation.estimators._difference_coverage", "escalation.estimators._errors",
+    assert ours == {"escalation._version", "escalation.estimators", "escalation.estimators.stats",
+                    "escalation.estimators.metric", "escalation.estimators.records",
+                    "escalation.estimators.stats._constants",
+                    "escalation.estimators.metric._difference_coverage", "escalation.estimators.records._errors",
                     "escalation.studies", "escalation.studies._constants"}
 
 
@@ -124,8 +128,8 @@ def test_each_door_gives_every_public_name_from_the_module_that_defines_it(layer
 
 
 def test_the_formats_of_the_command_line_are_the_readers():
-    from escalation.commands.score import FORMATS, READER_FORMATS
-    from escalation.estimators import FORMATS as readers
+    from escalation.cli.commands.score import FORMATS, READER_FORMATS
+    from escalation.estimators.records import FORMATS as readers
 
     assert READER_FORMATS == readers and FORMATS == ("auto", *readers)
 
@@ -194,7 +198,7 @@ def test_the_normal_quantile_is_scipys_to_double_precision():
     ``scipy.stats.norm.ppf`` to 1e-12 relative over the levels a user can give."""
     from scipy.stats import norm
 
-    from escalation.estimators import critical_value, z_value
+    from escalation.estimators.stats import critical_value, z_value
 
     levels = np.concatenate([np.linspace(1e-6, 1 - 1e-6, 20_001), [0.5, 0.8, 0.9, 0.95, 0.99, 0.999, 1 - 1e-12]])
     ours = np.array([z_value(level) for level in levels])
@@ -209,7 +213,7 @@ def test_the_normal_quantile_is_scipys_to_double_precision():
 def test_the_t_quantile_still_comes_from_scipy():
     from scipy.stats import t
 
-    from escalation.estimators import critical_value
+    from escalation.estimators.stats import critical_value
 
     df = np.array([0.5, 1, 2, 5, 30, 1000])
     value = critical_value(0.9, df)

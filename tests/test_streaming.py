@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from escalation.estimators import (InputError, Policy, Records, SummaryAccumulator, load_labels, normalise_conversation,
-                                   score_file, score_records, summarise)
+from escalation.estimators.records import InputError, Policy, Records, load_labels, normalise_conversation
+from escalation.estimators.metric import SummaryAccumulator, score_file, score_records, summarise
 
 from .test_properties import conversations, policies
 

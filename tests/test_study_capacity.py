@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from escalation.estimators import erlang_c, mean_wait_minutes
+from escalation.estimators.stats import erlang_c, mean_wait_minutes
 from escalation.studies import CAPACITY_SEED
 from escalation.studies._capacity import ASSISTANT, protection_curve, simulate_queue
 
@@ -79,7 +79,7 @@ def test_event_simulation_agrees_with_erlang_c():
 
 
 def test_command_seed_is_the_study_seed():
-    from escalation.commands.study_capacity import DEFAULT_SEED
+    from escalation.cli.commands.study_capacity import DEFAULT_SEED
     assert DEFAULT_SEED == CAPACITY_SEED
 
 

@@ -11,7 +11,7 @@ import pytest
 from escalation.cli import main
 from scipy import stats
 
-from escalation.estimators import anova_icc, plan_difference, plan_interval
+from escalation.estimators.stats import anova_icc, plan_difference, plan_interval
 from escalation.studies._sample_size import (PLANNED_TESTS, SIZE_REPLICATIONS, TESTS, design_grid, draw_cluster_totals,
                                              draw_paired_rates, draw_sizes, planning_tables, rejection_rows, run_cell,
                                              run_sample_size_study as run_study, difference_statistics)
@@ -76,7 +76,7 @@ def test_interval_plans_deliver_their_half_width_and_coverage(kind, p, rho, m):
     for method in ("wilson_kish_true_rho", "wilson_kish_est_rho"):
         coverage = _by(rows, method, "coverage")
         exact = _by(rows, method, "exact_coverage")["est"]
-        # the simulation agrees with the exact coverage (estimators._exact) within 3 MCSE
+        # the simulation agrees with the exact coverage (estimators.stats._exact) within 3 MCSE
         assert abs(coverage["est"] - exact) <= 3 * coverage["mcse"]
         misses = _by(rows, method, "miss_below")["est"] + _by(rows, method, "miss_above")["est"]
         assert coverage["est"] + misses == pytest.approx(1.0)

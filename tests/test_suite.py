@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from escalation.estimators import InputError, load_policy
+from escalation.estimators.records import InputError, load_policy
 from escalation.suite import (KINDS, LABELS, PRESSURES, Backend, ScriptedUser, ToolFailure, audit_suite, load_suite,
                               suite_policy_path)
 

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 from escalation.cli import app
 from escalation.simulate import BEHAVIOURS, PROFILES
 from escalation.suite import behaviour_error, draw_behaviour, expected_suite_rates, load_suite, suite_policy_path
-from escalation.suite._task import paired_oversight
+from escalation.integrations.inspect_ai._task import paired_oversight
 
 SUITE = load_suite()
 SCENARIOS = {s.sample_id: s for s in SUITE.scenarios(pressures=("none", "hurry", "authority"))}

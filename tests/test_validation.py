@@ -19,8 +19,8 @@ from rich.console import Console
 from scipy import stats
 
 import escalation.simulate as S
-from escalation import estimators as E
-from escalation.commands._validation import MODE_B_BOUNDS, MODE_B_HEADER, print_validation
+from escalation.estimators import judges, metric, records
+from escalation.cli.commands._validation import MODE_B_BOUNDS, MODE_B_HEADER, print_validation
 
 
 def _split(sim, folder, *, share=0.3, seed=0):
@@ -52,13 +52,13 @@ def _by_hand(main_path, validation_path, policy, label, method, confidence=0.95)
     score = "u" if label == "ESC" else "o"
     # per scenario: t, n (run); both, text_only, record_only, neither (validation)
     per = defaultdict(lambda: np.zeros(6))
-    for conv in E.read_jsonl(main_path):
-        line = E.score_conversation(conv, policy, mode="text")
+    for conv in records.read_jsonl(main_path):
+        line = metric.score_conversation(conv, policy, mode="text")
         if line["evaluated"] and line["label"] == label:
             per[line["scenario_id"]] += [line[score], 1, 0, 0, 0, 0]
-    for conv in E.read_jsonl(validation_path):
-        truth = E.score_conversation(conv, policy, mode="record")
-        text = E.score_conversation(conv, policy, mode="text")
+    for conv in records.read_jsonl(validation_path):
+        truth = metric.score_conversation(conv, policy, mode="record")
+        text = metric.score_conversation(conv, policy, mode="text")
         if truth["evaluated"] and text["evaluated"] and truth["label"] == label:
             assert truth[score] == conv["metadata"]["truth"][score]  # the simulator's truth
             r, x = truth[score], text[score]
@@ -88,8 +88,8 @@ def _by_hand(main_path, validation_path, policy, label, method, confidence=0.95)
 @pytest.mark.parametrize("figure,label", [("under", "ESC"), ("over", "ACT")])
 def test_the_correction_per_scenario_matches_the_formula_on_the_reference_scorer_counts(files, figure, label, method):
     policy, main, validation = files
-    summary, _ = E.score_file(main, policy, mode="text")
-    result = E.correct_text_summary(summary, validation, policy, method=method)
+    summary, _ = metric.score_file(main, policy, mode="text")
+    result = judges.correct_text_summary(summary, validation, policy, method=method)
     got, want = getattr(result, figure), _by_hand(main, validation, policy, label, method)
     assert got.raw == pytest.approx(want["raw"]) and got.raw == getattr(summary, figure).rate
     for key in ("both", "text_only", "record_only", "neither", "clusters"):
@@ -104,14 +104,14 @@ def test_the_correction_per_scenario_matches_the_formula_on_the_reference_scorer
 
 
 def test_the_default_is_the_calibration_studys_correction():
-    assert E.VALIDATION_METHOD == "predictive_values"
-    assert E.VALIDATION_METHODS == ("predictive_values", "rogan_gladen")
+    assert judges.VALIDATION_METHOD == "predictive_values"
+    assert judges.VALIDATION_METHODS == ("predictive_values", "rogan_gladen")
 
 
 def test_the_text_only_figures_are_biased_as_spec_section_4_says_and_the_correction_moves_them(files):
     policy, main, validation = files
-    summary, _ = E.score_file(main, policy, mode="text")
-    result = E.correct_text_summary(summary, validation, policy)
+    summary, _ = metric.score_file(main, policy, mode="text")
+    result = judges.correct_text_summary(summary, validation, policy)
     truth = S.expected_rates(S.PROFILES["invents_actions"])
     # p_u from the text misses the fake escalations: below the truth, and the correction raises it
     assert result.under.raw < truth["p_u"] and result.under.rate > result.under.raw
@@ -125,8 +125,8 @@ def test_the_text_only_figures_are_biased_as_spec_section_4_says_and_the_correct
 
 def test_to_dict_is_json_with_nulls_and_the_printout_names_the_bounds(files):
     policy, main, validation = files
-    summary, _ = E.score_file(main, policy, mode="text")
-    result = E.correct_text_summary(summary, validation, policy)
+    summary, _ = metric.score_file(main, policy, mode="text")
+    result = judges.correct_text_summary(summary, validation, policy)
     data = orjson.loads(orjson.dumps(result.to_dict()))
     assert data["method"] == "predictive_values" and data["pi"]["corrected"] is False
     assert data["under"]["validation"]["n"] == result.under.validation_n and data["file"] == str(validation)
@@ -136,8 +136,8 @@ def test_to_dict_is_json_with_nulls_and_the_printout_names_the_bounds(files):
     text = console.export_text()
     assert MODE_B_BOUNDS in text and "p_u under-escalation" in text and f"{result.under.rate:.4f}" in text
     assert max(map(len, text.splitlines())) <= 100 and len(MODE_B_HEADER) <= 100
-    scores, fmt = E.read_validation(validation, policy)  # read (and checked) first, corrected later: the same
-    assert E.correct_text_summary(summary, scores, source=validation, format=fmt).to_dict() == result.to_dict()
+    scores, fmt = judges.read_validation(validation, policy)  # read (and checked) first, corrected later: the same
+    assert judges.correct_text_summary(summary, scores, source=validation, format=fmt).to_dict() == result.to_dict()
     console = Console(width=100, record=True)
     print_validation(data, console)  # summary.json's object prints the same
     assert console.export_text() == text
@@ -146,14 +146,14 @@ def test_to_dict_is_json_with_nulls_and_the_printout_names_the_bounds(files):
 def test_an_undefined_correction_is_null_with_a_warning_never_a_placeholder(files, tmp_path):
     """A validation file with no ACT conversation, and no ESC error: nothing can be corrected."""
     policy, main, validation = files
-    summary, _ = E.score_file(main, policy, mode="text")
+    summary, _ = metric.score_file(main, policy, mode="text")
     kept = [line for line in validation.read_bytes().splitlines()
             if orjson.loads(line)["label"] == "ESC" and orjson.loads(line)["truth"]["u"] == 0]
     only = tmp_path / "only-correct-esc.jsonl"
     only.write_bytes(b"\n".join(kept) + b"\n")
     for method, why in (("predictive_values", "positive predictive value of the text verdict is undefined"),
                         ("rogan_gladen", "sensitivity of the text verdict is undefined")):
-        data = E.correct_text_summary(summary, only, policy, method=method).to_dict()
+        data = judges.correct_text_summary(summary, only, policy, method=method).to_dict()
         for half in ("under", "over"):
             assert data[half]["rate"] is None and data[half]["ci"] == [None, None] and data[half]["se"] is None
             assert data[half]["df"] is None and data[half]["clusters"] == 0
@@ -167,38 +167,38 @@ def test_an_undefined_correction_is_null_with_a_warning_never_a_placeholder(file
 
 def test_bad_validation_input_is_an_input_error_naming_the_file_line_and_id(files, tmp_path):
     policy, main, validation = files
-    summary, _ = E.score_file(main, policy, mode="text")
+    summary, _ = metric.score_file(main, policy, mode="text")
     lines = validation.read_bytes().splitlines()
     record = orjson.loads(lines[2])
     record["tool_calls"] = None
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b"\n".join([*lines[:2], orjson.dumps(record), *lines[3:]]) + b"\n")
-    with pytest.raises(E.InputError) as err:
-        E.correct_text_summary(summary, bad, policy)
+    with pytest.raises(records.InputError) as err:
+        judges.correct_text_summary(summary, bad, policy)
     message = str(err.value)
     assert message.startswith(f"{bad}:3: field 'tool_calls': ") and repr(record["conversation_id"]) in message
     assert "no_record" in message and "\n" not in message
-    with pytest.raises(E.InputError, match="no such file"):
-        E.correct_text_summary(summary, tmp_path / "absent.jsonl", policy)
+    with pytest.raises(records.InputError, match="no such file"):
+        judges.correct_text_summary(summary, tmp_path / "absent.jsonl", policy)
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"\n")
-    with pytest.raises(E.InputError):
-        E.correct_text_summary(summary, empty, policy)
-    record_mode, _ = E.score_file(validation, policy)
-    with pytest.raises(E.InputError, match="--mode text"):
-        E.correct_text_summary(record_mode, validation, policy)
+    with pytest.raises(records.InputError):
+        judges.correct_text_summary(summary, empty, policy)
+    record_mode, _ = metric.score_file(validation, policy)
+    with pytest.raises(records.InputError, match="--mode text"):
+        judges.correct_text_summary(record_mode, validation, policy)
 
 
 def test_conversations_not_evaluated_in_both_modes_are_left_out_and_counted(files, tmp_path):
     policy, main, validation = files
-    summary, _ = E.score_file(main, policy, mode="text")
+    summary, _ = metric.score_file(main, policy, mode="text")
     lines = validation.read_bytes().splitlines()
     first, second = orjson.loads(lines[0]), orjson.loads(lines[1])
     first["messages"] = []  # no text: no_text
     second["label"] = None  # no_label
     changed = tmp_path / "changed.jsonl"
     changed.write_bytes(b"\n".join([orjson.dumps(first), orjson.dumps(second), *lines[2:]]) + b"\n")
-    result = E.correct_text_summary(summary, changed, policy)
+    result = judges.correct_text_summary(summary, changed, policy)
     assert result.evaluated == len(lines) - 2 and result.not_evaluated == {"no_text": 1, "no_label": 1}
     assert any("2 of" in w and "no_text 1" in w for w in result.warnings)
     assert result.under.validation_n + result.over.validation_n == len(lines) - 2
@@ -217,17 +217,17 @@ def test_over_many_data_sets_the_corrected_rates_are_closer_to_the_truth_than_th
     profile = S.PROFILES["invents_actions"]
     truth = S.expected_rates(profile)
     sim = S.simulate(profile, cases=datasets * cases, replicas=replicas, rho=0.2, seed=2026)
-    scores = E.validation_scores(sim.records, sim.policy)  # both scores of every conversation, vectorised
-    text = E.score_records(sim.records, sim.policy, mode="text")
+    scores = judges.validation_scores(sim.records, sim.policy)  # both scores of every conversation, vectorised
+    text = metric.score_records(sim.records, sim.policy, mode="text")
     block = sim.records.conversations["case_id"].factorize()[0] // cases
     rng = np.random.default_rng(7)
     rows_of = defaultdict(list)
     for r in range(datasets):
         rows = np.flatnonzero(block == r)
         chosen = rng.random(len(rows)) < share
-        summary = E.summarise(text.iloc[rows[~chosen]], mode="text")
-        for method in E.VALIDATION_METHODS:
-            result = E.correct_text_summary(summary, scores.iloc[rows[chosen]], method=method)
+        summary = metric.summarise(text.iloc[rows[~chosen]], mode="text")
+        for method in judges.VALIDATION_METHODS:
+            result = judges.correct_text_summary(summary, scores.iloc[rows[chosen]], method=method)
             for figure, p in (("under", truth["p_u"]), ("over", truth["p_o"])):
                 half = getattr(result, figure)
                 rows_of[method, figure].append((half.raw - p, half.rate - p, half.ci.low <= p <= half.ci.high))
@@ -267,8 +267,8 @@ def test_score_with_validation_prints_and_writes_the_correction_of_the_library(f
     printed = done.stdout.decode()
     assert MODE_B_HEADER in " ".join(printed.split()) and "corrected with" in printed and MODE_B_BOUNDS in printed
     written = orjson.loads((tmp_path / "out" / "summary.json").read_bytes())
-    summary, fmt = E.score_file(main, policy, mode="text")
-    expected = E.correct_text_summary(summary, validation, policy).to_dict()
+    summary, fmt = metric.score_file(main, policy, mode="text")
+    expected = judges.correct_text_summary(summary, validation, policy).to_dict()
     assert written["validation"] == orjson.loads(orjson.dumps(expected))
     assert written["provenance"]["validation"]["path"] == str(validation)
 

@@ -11,9 +11,8 @@ Public API::
     expected_suite_rates(profile, scenarios)  a profile's exact expected p_u, p_o, pi on the suite
 
 The inspect_ai task (``escalation/paired_oversight``) and the profile models
-(``escalation/<profile>``) live in :mod:`escalation.suite._task` and
-:mod:`escalation.suite._profile_model`; inspect_ai finds them through the package's entry point.
-Importing this module does not import inspect_ai.
+(``escalation/<profile>``) live in :mod:`escalation.integrations.inspect_ai`, which inspect_ai finds
+through the package's entry point. This package imports neither inspect_ai nor the command line.
 """
 from importlib import resources
 from pathlib import Path
@@ -21,10 +20,10 @@ from pathlib import Path
 from ._audit import KINDS, audit_suite
 from ._backend import Backend, ToolFailure
 from ._behaviour import behaviour_error, draw_behaviour, expected_suite_rates, scenario_frame
-from ._data import LABELS, PRESSURES, Case, Domain, Scenario, Suite, load_suite
+from ._data import LABELS, PRESSURES, REPLICA_KEY, Case, Domain, Scenario, Suite, load_suite
 from ._user import ScriptedUser
 
-__all__ = ["Backend", "Case", "Domain", "KINDS", "LABELS", "PRESSURES", "Scenario", "ScriptedUser", "Suite",
+__all__ = ["Backend", "Case", "Domain", "KINDS", "LABELS", "PRESSURES", "REPLICA_KEY", "Scenario", "ScriptedUser", "Suite",
            "ToolFailure", "audit_suite", "behaviour_error", "draw_behaviour", "expected_suite_rates", "load_suite",
            "scenario_frame", "suite_policy_path"]
 

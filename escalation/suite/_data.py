@@ -35,7 +35,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from escalation.estimators import InputError, Policy
+from escalation.estimators.records import InputError, Policy
 
 __all__ = ["Suite", "Domain", "Case", "Scenario", "load_suite", "LABELS", "PRESSURES", "OPERATORS", "REPLICA_KEY"]
 
@@ -356,7 +356,7 @@ def _packaged() -> Path:
 def load_suite(extra_domains=()) -> Suite:
     """The shipped suite, plus domain files given by path (to add a domain without editing the package).
 
-    Raises :class:`~escalation.estimators.InputError` naming the file and field of anything malformed.
+    Raises :class:`~escalation.estimators.records.InputError` naming the file and field of anything malformed.
     """
     return _load(tuple(str(p) for p in extra_domains))
 

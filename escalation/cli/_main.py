@@ -1,0 +1,105 @@
+"""The ``escalation`` command line (SPEC section 7)."""
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+import threading
+
+import typer
+
+from escalation import __version__
+from escalation.estimators.records import InputError
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+app = typer.Typer(
+    name="escalation",
+    help="Measure whether a tool-using AI assistant passes to a person the cases its policy "
+         "reserves for a person (under- and over-escalation, the paired figure pi), and study "
+         "how well that measurement works.\n\n"
+         "\b\nStart here:\n"
+         "  escalation policy init LOG --out policy.toml   (a draft of the tool lists)\n"
+         "  escalation score LOG --policy policy.toml --out results/\n"
+         "  escalation plan --p 0.1 --half-width 0.05 --rho 0.1 --replicas 10\n\n"
+         "Each command's -h lists its options, with an example.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings=CONTEXT,
+    rich_markup_mode=None,
+)
+study_app = typer.Typer(help="Monte Carlo studies of the measurement. Each takes --out DIR, --smoke, --nsim N, "
+                             "--seed SEED, --n-jobs N, --force and --backend; a stopped study resumes in its DIR.",
+                        no_args_is_help=True, context_settings=CONTEXT, rich_markup_mode=None)
+app.add_typer(study_app, name="study")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"escalation {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                               help="Print the version and exit.")) -> None:
+    """Measure whether a tool-using AI assistant passes to a person the cases its policy reserves for a person."""
+
+_COMMAND_MODULES = (
+    "score",
+    "policy",
+    "plan",
+    "compare",
+    "leaderboard",
+    "capacity",
+    "suite",
+    "simulate",
+    "study_coverage",
+    "study_sample_size",
+    "study_judges",
+    "study_differences",
+    "study_capacity",
+    "reproduce",
+)
+
+for _name in _COMMAND_MODULES:
+    importlib.import_module(f"escalation.cli.commands.{_name}").register(app, study_app)
+
+
+class _Interrupted(BaseException):
+    """Ctrl-C or a kill (SIGTERM): unwinds like KeyboardInterrupt, so the run removes what it created, but
+    reaches :func:`main` (click turns a KeyboardInterrupt into a silent exit 130)."""
+
+
+def _interrupt(signum, frame) -> None:
+    raise _Interrupted(signal.Signals(signum).name)
+
+
+def main() -> None:
+    """Entry point: a failure that is not a bug ends with a one-line message and exit code 2, never a
+    traceback: bad input (:class:`InputError`), a file that cannot be read or written (an
+    :class:`OSError`: the path and the system's reason, e.g. ``No space left on device``) and an
+    interrupted run (Ctrl-C, SIGTERM). Each removes what the run created before the message."""
+    signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
+    previous = {number: signal.signal(number, _interrupt) for number in signals}
+    try:
+        app()  # click's standalone mode prints usage errors and exits 2 itself
+    except InputError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except OSError as err:
+        where = err.filename if err.filename is not None else None
+        typer.echo(f"error: {InputError(err.strerror or str(err), source=where and str(where))}", err=True)
+        sys.exit(2)
+    except _Interrupted as err:
+        typer.echo(f"error: interrupted ({err}); the files this run had begun are removed (a study keeps its "
+                   "finished cells: run it again to resume)", err=True)
+        sys.exit(2)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""``escalation capacity RESULTS_DIR``: the reviewers' queue that a score folder's hand-offs make, and the
+protection it gives (docs/capacity.md)."""
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
+
+HELP = (
+    "How many reviewers the measured hand-offs need: the queue they make and the protection it gives.\n\n"
+    "RESULTS_DIR is a folder written by `escalation score --out`. From it come p_u, e_ESC (the share of ESC "
+    "conversations that reach a person: every escalation, also one after an action) and e_ACT (the share of ACT "
+    "conversations that reach a person: unneeded hand-offs and approval requests, which is p_o). You state the "
+    "rest, which is assumed, not measured: --traffic (conversations an hour), --esc-share (the share of them "
+    "whose case the policy reserves for a person), --reviewers and --review-minutes.\n\n"
+    "Printed, each with its interval: hand-offs an hour a = traffic (s e_ESC + (1 - s) e_ACT); utilisation "
+    "rho = a tau / (60 R); the probability of waiting (Erlang C) and the mean wait of the M/M/R queue "
+    "(Allen-Cunneen with --arrival-cv and --service-cv); review quality g(rho), the probability that a "
+    "hand-off gets a real decision; the reviews under load, g(0) - g(rho); and the realised protection "
+    "(1 - p_u) g(rho), the share of the cases reserved for a person that reach one before any action and get "
+    "a real decision. Utilisation >= 1 is an unstable queue: its wait is 'unstable' (null in JSON), never a "
+    "number. The intervals come from a cluster bootstrap of the scenarios (--draws, --seed).\n\n"
+    "--solve reviewers finds the fewest reviewers for --target-wait or --target-protection; --solve budget "
+    "the highest e_ACT that keeps utilisation at or under --target-utilisation with --reviewers: the "
+    "escalation budget.\n\n"
+    "Example: escalation capacity results/ --traffic 200 --esc-share 0.1 --reviewers 3 --review-minutes 4\n\n"
+    "Example: escalation capacity results/ --traffic 200 --esc-share 0.1 --review-minutes 4 --solve reviewers "
+    "--target-wait 2"
+)
+
+#: The model's parameter names (in its ValueError messages) and the flags that set them.
+_FLAGS = {"traffic": "--traffic", "esc_share": "--esc-share", "reviewers": "--reviewers",
+          "review_minutes": "--review-minutes", "arrival_cv": "--arrival-cv", "service_cv": "--service-cv",
+          "maximum": "--quality-max", "half": "--quality-half", "slope": "--quality-slope",
+          "confidence": "--confidence", "draws": "--draws", "seed": "--seed", "wait": "--target-wait",
+          "protection": "--target-protection", "utilisation": "--target-utilisation"}
+#: Each output as the text prints it.
+_LABELS = {"handoffs_per_hour": "hand-offs an hour", "utilisation": "utilisation rho",
+           "p_wait": "probability of waiting", "mean_wait_minutes": "mean wait, minutes",
+           "review_quality": "review quality g(rho)", "reviews_under_load": "reviews under load",
+           "protection": "realised protection"}
+_WAITING = ("p_wait", "mean_wait_minutes")
+
+
+class Solve(str, Enum):
+    """What ``--solve`` finds."""
+
+    reviewers = "reviewers"
+    budget = "budget"
+
+
+def _model_call(call, *args, **kwargs):
+    """``call(...)``, its ValueError as the InputError of the flag it names."""
+    from escalation.estimators.records import InputError
+
+    try:
+        return call(*args, **kwargs)
+    except ValueError as err:
+        if isinstance(err, InputError):
+            raise
+        name, _, rest = str(err).partition(" ")
+        raise InputError(rest, field=_FLAGS[name]) from None
+
+
+def _quality(table: Optional[Path], maximum: Optional[float], half: Optional[float], slope: Optional[float]):
+    from escalation.estimators.records import InputError
+    from escalation.estimators.metric import LogisticQuality, read_quality_table
+
+    given = {k: v for k, v in (("maximum", maximum), ("half", half), ("slope", slope)) if v is not None}
+    if table is not None:
+        if given:
+            raise InputError("give --quality-table or the --quality-max, --quality-half and --quality-slope of the "
+                             "logistic curve, not both", field="--quality-table")
+        return read_quality_table(table)
+    return _model_call(LogisticQuality, **given)
+
+
+def _targets(solve: Optional[Solve], reviewers, wait, protection, utilisation) -> None:
+    """The combinations of --solve, --reviewers and the targets that mean something."""
+    from escalation.estimators.records import InputError
+
+    if solve is not Solve.reviewers and (wait is not None or protection is not None):
+        raise InputError("a target wait or protection needs --solve reviewers",
+                         field="--target-wait" if wait is not None else "--target-protection")
+    if solve is not Solve.budget and utilisation is not None:
+        raise InputError("a target utilisation needs --solve budget", field="--target-utilisation")
+    if solve is Solve.reviewers:
+        if reviewers is not None:
+            raise InputError("--solve reviewers finds the number of reviewers: leave --reviewers out",
+                             field="--reviewers")
+        if (wait is None) == (protection is None):
+            raise InputError("--solve reviewers needs one target: --target-wait MINUTES or --target-protection P",
+                             field="--solve")
+    elif reviewers is None:
+        raise InputError("give the number of reviewers (or --solve reviewers to find it)", field="--reviewers")
+
+
+def _reviewers(count: int) -> str:
+    return f"{count} reviewer{'' if count == 1 else 's'}"
+
+
+def _number(value, digits: int = 4, undefined: str = "-") -> str:
+    if value is None:
+        return undefined
+    return f"{value:,}" if isinstance(value, int) else f"{value:.{digits}g}"
+
+
+def _estimate(entry: dict, undefined: str = "-") -> str:
+    low, high = entry["ci"]
+    return (f"{_number(entry['value'], undefined=undefined)} "
+            f"({_number(low, undefined=undefined)}, {_number(high, undefined=undefined)})")
+
+
+def _quality_text(quality: dict) -> str:
+    if quality["curve"] == "logistic":
+        return (f"g(rho) = {quality['max']:g} / (1 + exp({quality['slope']:g} (rho - {quality['half']:g}))), "
+                "a logistic curve")
+    points = ", ".join(f"({u:g}, {g:g})" for u, g in quality["points"])
+    return f"g(rho) interpolated in the table {plain(quality['source'], None)}: {points}"
+
+
+def _solution_lines(solution: dict, confidence: float) -> list[str]:
+    level = f"{confidence:.0%}"
+    if solution["solve"] == "reviewers":
+        (name, target), = solution["target"].items()
+        goal = (f"a mean wait of at most {target:g} minutes" if name == "mean_wait_minutes"
+                else f"a realised protection of at least {target:g}")
+        end = "upper end of the wait" if name == "mean_wait_minutes" else "lower end of the protection"
+        return [f"fewest reviewers for {goal}: {_number(solution['reviewers'], undefined='none')} by the point "
+                f"estimate; {_number(solution['reviewers_interval'], undefined='none')} so that the {level} "
+                f"interval's {end} meets it too"]
+    budget, staff = solution["e_act_max"], _reviewers(solution["reviewers"])
+    low, high = (_number(end, undefined="none") for end in budget["ci"])
+    within = {None: "no budget", True: "within the budget", False: "over the budget"}[solution["within"]]
+    head = f"escalation budget with {staff} at utilisation at most {solution['target']['utilisation']:g}: "
+    head += ("none" if budget["value"] is None else f"e_ACT at most {_number(budget['value'])}")
+    legend = "; none: no budget" if None in (budget["value"], *budget["ci"]) else ""
+    return [f"{head} ({level} interval {low} to {high}{legend})",
+            f"  the ESC hand-offs alone take utilisation {solution['esc_utilisation']:.4g}; the measured e_ACT "
+            f"(= p_o) is {solution['e_act']:.4f}: {within}"]
+
+
+def print_capacity(data: dict) -> None:
+    """The readable report of :meth:`CapacityModel.report` (with ``solution`` when solving), for a person."""
+    console = plain_console()
+    level = f"{data['interval']['confidence']:.0%}"
+    solution = data.get("solution")
+    if solution is not None:
+        for line in _solution_lines(solution, data["interval"]["confidence"]):
+            console.print(line)
+        console.print()
+    inputs, assumed = data["inputs"], data["assumptions"]
+    console.print(f"{plain(data['folder'], None)}: {data['conversations']} conversations, {data['mode']} mode")
+    console.print(f"measured ({level} intervals: percentile cluster bootstrap, {data['interval']['draws']:,} draws, "
+                  f"seed {data['interval']['seed']})")
+    for key, name, what, count in (("p_u", "p_u  ", "under-escalation", "errors"),
+                                   ("e_esc", "e_ESC", "ESC reaching a person", "reached"),
+                                   ("e_act", "e_ACT", "ACT reaching a person", "reached")):
+        entry = inputs[key]
+        console.print(f"  {name}  {what:<22} {entry['value']:.4f} ({entry['ci'][0]:.4f}, {entry['ci'][1]:.4f})  "
+                      f"{entry[count]}/{entry['n']} in {entry['scenarios']} scenarios")
+    console.print("assumed (not measured: state your own)")
+    console.print(f"  traffic {assumed['traffic_per_hour']:g} conversations an hour, ESC share "
+                  f"{assumed['esc_share']:g}")
+    staff = "no number of reviewers meets the target" if data["reviewers"] is None else _reviewers(data["reviewers"])
+    console.print(f"  {staff}, {assumed['review_minutes']:g} minutes a review")
+    console.print(f"  cv of the times between hand-offs {assumed['arrival_cv']:g}, of the review times "
+                  f"{assumed['service_cv']:g}"
+                  + (" (M/M/R)" if assumed["arrival_cv"] == assumed["service_cv"] == 1 else " (Allen-Cunneen)"))
+    console.print(f"  {_quality_text(assumed['quality'])}")
+    if data["reviewers"] is not None:
+        console.print(f"results with {staff} ({level} intervals)")
+        for key, label in _LABELS.items():
+            console.print(f"  {label:<24} {_estimate(data[key], 'unstable' if key in _WAITING else '-')}")
+        console.print("  (reviews under load = g(0) - g(rho): real decisions lost to the load)")
+        if not data["stable"]:
+            console.print(f"unstable: at the point estimate hand-offs arrive faster than {staff} clear them "
+                          "(utilisation >= 1), so the queue grows without end and has no mean wait")
+        console.print(f"draws with an unstable queue: {data['unstable_draws']:.1%} (an interval end among them is "
+                      "'unstable')")
+    for warning in data["warnings"]:
+        console.print(warning_line(warning))
+    for note in solution["notes"] if solution is not None else ():
+        console.print(f"note: {plain(note, SENTENCE_LIMIT)}")
+
+
+def capacity(
+    results: Path = typer.Argument(..., metavar="RESULTS_DIR", help="A folder written by `escalation score "
+                                   "--out`: summary.json and conversations.jsonl."),
+    traffic: float = typer.Option(..., "--traffic", metavar="RATE", help="Assumed conversations an hour "
+                                  "(lambda), >= 0."),
+    esc_share: float = typer.Option(..., "--esc-share", metavar="SHARE", help="Assumed share of the traffic "
+                                    "whose case the policy reserves for a person (s), in [0, 1]."),
+    reviewers: Optional[int] = typer.Option(None, "--reviewers", metavar="R", help="Reviewers on duty, at least "
+                                            "1 (leave it out with --solve reviewers)."),
+    review_minutes: float = typer.Option(..., "--review-minutes", metavar="MINUTES", help="Assumed mean "
+                                         "minutes a review takes (tau), > 0."),
+    arrival_cv: float = typer.Option(1.0, "--arrival-cv", metavar="CV", help="Coefficient of variation of the "
+                                     "times between hand-offs (1: Poisson arrivals), >= 0."),
+    service_cv: float = typer.Option(1.0, "--service-cv", metavar="CV", help="Coefficient of variation of the "
+                                     "review times (1: exponential), >= 0."),
+    quality_half: Optional[float] = typer.Option(None, "--quality-half", metavar="RHO", help="Utilisation at "
+                                                 "which review quality is half its maximum (default 0.9)."),
+    quality_slope: Optional[float] = typer.Option(None, "--quality-slope", metavar="K", help="How sharply "
+                                                  "quality falls around --quality-half, > 0 (default 20)."),
+    quality_max: Optional[float] = typer.Option(None, "--quality-max", metavar="G", help="Review quality of an "
+                                                "unloaded reviewer, in (0, 1] (default 0.95)."),
+    quality_table: Optional[Path] = typer.Option(None, "--quality-table", metavar="FILE", help="CSV with the "
+                                                 "columns utilisation,quality, in place of the logistic curve: "
+                                                 "interpolated linearly, held at its ends."),
+    solve: Optional[Solve] = typer.Option(None, "--solve", help="reviewers: the fewest reviewers for a target; "
+                                          "budget: the highest e_ACT for a target utilisation."),
+    target_wait: Optional[float] = typer.Option(None, "--target-wait", metavar="MINUTES", help="With --solve "
+                                                "reviewers: the longest mean wait, > 0."),
+    target_protection: Optional[float] = typer.Option(None, "--target-protection", metavar="P", help="With "
+                                                      "--solve reviewers: the least realised protection."),
+    target_utilisation: Optional[float] = typer.Option(None, "--target-utilisation", metavar="U", help="With "
+                                                       "--solve budget: the highest utilisation, in (0, 1) "
+                                                       "(default 0.8)."),
+    draws: int = typer.Option(2000, "--draws", metavar="N", help="Bootstrap draws of the rates, 100 to 100,000."),
+    seed: int = typer.Option(0, "--seed", metavar="SEED", help="Seed (>= 0) of the bootstrap draws (recorded)."),
+    confidence: Optional[float] = typer.Option(None, "--confidence", metavar="LEVEL", help="Level of every "
+                                               "interval, in (0, 1). Default: the summary's."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the text."),
+) -> None:
+    """The reviewers' queue of a score folder's hand-offs (the help text is :data:`HELP`)."""
+    from escalation.estimators.metric import CapacityModel, HandoffTotals
+    from escalation.estimators.records import InputError, read_scored
+
+    _targets(solve, reviewers, target_wait, target_protection, target_utilisation)
+    quality = _quality(quality_table, quality_max, quality_half, quality_slope)
+    frame, summary = read_scored(results)
+    totals = HandoffTotals.from_scored(frame, summary, source=str(results))
+    level = summary.get("confidence") if confidence is None else confidence
+    if confidence is None and not (isinstance(level, float) and 0.0 < level < 1.0):
+        raise InputError(f"must be a level strictly between 0 and 1, got {level!r}; give --confidence",
+                         source=str(Path(results) / "summary.json"), field="confidence")
+    model = _model_call(CapacityModel, totals, traffic=traffic, esc_share=esc_share, review_minutes=review_minutes,
+                        arrival_cv=arrival_cv, service_cv=service_cv, quality=quality, confidence=level,
+                        draws=draws, seed=seed)
+    solution = None
+    if solve is Solve.reviewers:
+        solution = _model_call(model.reviewers_for, wait=target_wait, protection=target_protection)
+        reviewers = solution["reviewers"]
+    elif solve is Solve.budget:
+        solution = _model_call(model.budget, reviewers, 0.8 if target_utilisation is None else target_utilisation)
+    report = _model_call(model.report, reviewers)
+    data = {"folder": str(results), "conversations": summary.get("conversations"), "mode": summary.get("mode"),
+            **report, "warnings": [*report["warnings"], *(summary.get("warnings") or [])]}
+    if solution is not None:
+        data["solution"] = solution
+    if as_json:
+        typer.echo(json_text(data))
+    else:
+        print_capacity(data)
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    """Add ``escalation capacity`` to the command line."""
+    app.command("capacity", help=HELP, short_help="The reviewers' queue of the hand-offs, and its protection.")(
+        capacity)

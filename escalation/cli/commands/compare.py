@@ -1,0 +1,250 @@
+"""``escalation compare A_DIR B_DIR``: is assistant B better than assistant A on the same scenarios?"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import orjson
+import typer
+
+from escalation.cli.commands._console import console as plain_console, json_text, plain, warning_line
+from escalation.cli.commands._report import COMPARE_FIGURES, report_files
+from escalation.cli.commands.score import Interval
+from escalation.estimators.metric import FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE
+
+#: What the words under each interval mean (estimators.coverage_word).
+WORDS = ("holds (at least 0.93), near (below 0.93 by at most 2 Monte Carlo standard errors), too narrow, often "
+         "undefined (BCa)")
+
+HELP = (
+    "Is assistant B better than assistant A? The differences of p_u, p_o and pi (B minus A) between two "
+    "`escalation score --out` folders of the same scenarios, paired by scenario and clustered by case.\n\n"
+    "Each difference has two intervals, Newcombe's paired square-and-add interval (with the --interval limits, "
+    "wilson-kish by default) and a paired cluster bootstrap that resamples cases for both assistants at once, and "
+    "a two-sided p-value of no difference, which inverts the chosen interval (p <= 0.05 exactly when the 95% "
+    "interval leaves out 0). Under each interval a word says what `escalation study differences` measured at "
+    "that number of cases: holds, near, too narrow (its lowest coverage in brackets); the output then says which "
+    "interval to trust. The study found Newcombe's interval with --interval wilson-kish-t holding at every number "
+    f"of cases it ran, with wilson-kish limits too narrow below {FEW_CASES_NEWCOMBE} cases, and the bootstrap too "
+    f"narrow below {FEW_CASES_BOOTSTRAP}.\n\n"
+    "The two folders must have been scored alike: the same mode, confidence and policy (compare refuses "
+    "otherwise, naming the difference). Folders of different scenarios are refused unless --common compares them "
+    "on the scenarios both have and lists the others.\n\n"
+    "Example:\n\n"
+    "\b\n"
+    "  escalation score runs/gpt-4o.jsonl --policy policy.json --out scored/gpt-4o\n"
+    "  escalation score runs/claude.jsonl --policy policy.json --out scored/claude\n"
+    "  escalation compare scored/gpt-4o scored/claude --out comparison\n\n"
+    "prints claude minus gpt-4o for each figure (p_u, p_o: lower is better; pi: higher is better) and the "
+    "scenarios where they disagree, and writes comparison/compare.json, differences.csv and disagreements.csv, "
+    "and report.html (the differences as a forest plot, and the scenarios where they disagree, each "
+    "conversation of both side by side, with the timelines the score folders' report.html hold)."
+)
+
+_FLAGS = {"confidence": "--confidence", "n_boot": "--n-boot", "interval": "--interval", "names": "--names",
+          "rho": "--rho", "seed": "--seed"}
+
+
+def _ci(pair) -> str:
+    low, high = pair
+    return "-" if low is None or high is None else f"({low:.3f}, {high:.3f})"
+
+
+def _num(value, fmt="{:.3f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _names(text: Optional[str]):
+    """``--names A,B`` as two names, or None."""
+    from escalation.estimators.records import InputError
+
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise InputError(f"--names must be two names separated by a comma (A's, then B's), e.g. --names "
+                         f"gpt-4o,claude; got {text!r}")
+    if names[0] == names[1]:
+        raise InputError(f"--names must be two different names; got {names[0]!r} twice")
+    return tuple(names)
+
+
+def _flag_error(err):
+    """An InputError of the estimators whose field is an option, re-worded to name the option."""
+    from escalation.estimators.records import InputError
+
+    flag = _FLAGS.get(err.field or "")
+    if flag is None or err.source:
+        return err
+    return InputError(f"{flag} {err.detail}")
+
+
+def _ids(ids, first: int = 10) -> str:
+    """The first ``first`` scenario ids, as plain text."""
+    text = ", ".join(plain(x) for x in ids[:first])
+    return text + (f", ... ({len(ids) - first} more in compare.json)" if len(ids) > first else "")
+
+
+def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report: tuple[str, ...] = ()) -> None:
+    """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns); ``report``:
+    the report's files that were written."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from escalation.figures import p_value_text
+
+    def cell(value, note):
+        """A table cell: ``value``, and ``note`` dimmed on the line below."""
+        return Text.assemble(f"{value}\n", (note, "dim"))
+
+    console = plain_console(width=min(Console().width, 100))
+    name_a, name_b = plain(data["names"]["a"]), plain(data["names"]["b"])
+    level = f"{data['confidence']:.0%}"
+    bootstrap = data["interval"].startswith("bootstrap")
+    limits = "wilson-kish" if bootstrap else data["interval"]
+    kind = data["interval"].removeprefix("bootstrap-") if bootstrap else "percentile"
+    chosen = "bootstrap" if bootstrap else "Newcombe"
+    floor = max(1e-12, 1.0 / data["n_boot"]) if bootstrap else 1e-12
+    scope = " both have (--common)" if data["common"] else ""
+    console.print(f"{name_b} minus {name_a}: {data['scenarios']} scenarios{scope}, "
+                  f"{data['cases']} cases; {level} intervals")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold")
+    table.add_column("figure", no_wrap=True)
+    for name in (name_a, name_b):
+        table.add_column(name, justify="right", min_width=6, max_width=10, overflow="fold")
+    table.add_column("B - A", justify="right", no_wrap=True)
+    table.add_column("p", justify="right", no_wrap=True)
+    for title in (f"Newcombe {level}", f"bootstrap {level}"):
+        table.add_column(title + (" *" if title.startswith(chosen) else ""), no_wrap=True)
+    for diff in data["differences"].values():
+        words = diff["coverage"]
+        cells = []
+        for which in ("newcombe", "bootstrap"):
+            word = words[which]
+            text = word["word"] if word["lowest"] is None else f"{word['word']} ({word['lowest']:.2f})"
+            cells.append(cell(_ci(diff[f"{which}_ci"]), text))
+        table.add_row(cell(diff["metric"], f"{diff['clusters']} cases"), cell(_num(diff["a"]), f"n {diff['n_a']}"),
+                      cell(_num(diff["b"]), f"n {diff['n_b']}"), _num(diff["difference"], "{:+.3f}"),
+                      p_value_text(diff["p_value"], floor), *cells, end_section=True)
+    console.print(table)
+    console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired "
+                  f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "
+                  f"chosen (--interval {data['interval']}); p: two-sided p-value of no difference, inverting the "
+                  "chosen interval. p_u, p_o: lower is better; pi: higher is better.")
+    studied = "" if data["confidence"] == 0.95 else ", at 95%"
+    console.print(f"Under each interval: its lowest coverage in `escalation study differences` at that many cases"
+                  f"{studied}, and the word for it: {WORDS}.")
+    console.print(Text.assemble(("advice", "bold"), f": {plain(data['advice'], None)}."))
+    if data["common"]:
+        left = [(name, ids) for name, ids in data["only_in"].items() if ids]
+        if left:
+            console.print("left out (--common): " + "; ".join(
+                f"{len(ids)} scenario{'' if len(ids) == 1 else 's'} only in {plain(name)} ({_ids(ids)})"
+                for name, ids in left))
+        else:
+            console.print("left out (--common): none, both folders have the same scenarios")
+    for warning in data["warnings"]:
+        console.print(warning_line(warning))
+    disagree = data["disagreements"]
+    if not disagree:
+        console.print("The two assistants agree on every scenario.")
+    elif top == 0:
+        console.print(f"Scenarios where they disagree: {len(disagree)} (none shown: --top 0; compare.json and "
+                      "disagreements.csv list them)")
+    else:
+        console.print(f"Scenarios where they disagree ({len(disagree)}; {min(top, len(disagree))} shown, largest "
+                      "difference first):")
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold")
+        table.add_column("scenario", overflow="fold")
+        table.add_column("label", justify="right", no_wrap=True)
+        for name in (name_a, name_b):
+            table.add_column(f"{name} errors/n", justify="right", min_width=8, max_width=20, overflow="fold")
+        table.add_column("B - A", justify="right", no_wrap=True)
+        for row in disagree[:top]:
+            table.add_row(plain(row["scenario_id"]), plain(row["label"]), f"{row['errors_a']}/{row['n_a']}",
+                          f"{row['errors_b']}/{row['n_b']}", f"{row['difference']:+.2f}")
+        console.print(table)
+    if out is not None:
+        console.print(f"wrote {plain(out / 'compare.json', None)}, differences.csv and disagreements.csv")
+        if report:
+            figure = f", with the figure {' and '.join(COMPARE_FIGURES)} (.png, .pdf)" if len(report) > 1 else ""
+            console.print(f"report: {plain(out / 'report.html', None)} (open it in a browser){figure}",
+                          soft_wrap=True)
+
+
+def compare(
+    a_dir: Path = typer.Argument(..., metavar="A_DIR", help="Folder of `escalation score --out` for assistant A."),
+    b_dir: Path = typer.Argument(..., metavar="B_DIR", help="Folder of `escalation score --out` for assistant B "
+                                 "(the same scenarios, scored alike)."),
+    names: Optional[str] = typer.Option(None, "--names", metavar="A,B", help="The two assistants' names in the "
+                                        "output. Default: the folders' names (with their parent folders when both "
+                                        "are alike)."),
+    common: bool = typer.Option(False, "--common", help="Compare on the scenarios both folders have, and list the "
+                                "others (default: refuse folders of different scenarios)."),
+    confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL", help="Level of both intervals, "
+                                     "strictly between 0 and 1."),
+    n_boot: int = typer.Option(2000, "--n-boot", metavar="N", help="Paired cluster bootstrap resamples, 1 to "
+                               "100,000."),
+    seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap."),
+    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help="The chosen interval, "
+                                      "whose p-value is printed. wilson-kish (default), wilson-kish-t, "
+                                      "wilson-kish-ucb or korn-graubard: Newcombe's, with these limits. "
+                                      "bootstrap-percentile or bootstrap-bca: the paired bootstrap of that kind "
+                                      "(Newcombe's then has wilson-kish limits). Both are printed."),
+    rho: Optional[float] = typer.Option(None, "--rho", metavar="RHO", help="Fix rho, between 0 and 1, for the "
+                                        "Wilson-Kish limits (default: estimated)."),
+    top: int = typer.Option(10, "--top", metavar="N", help="Disagreeing scenarios to print."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for compare.json, "
+                                       "differences.csv and disagreements.csv, and report.html."),
+    no_report: bool = typer.Option(False, "--no-report", help="With --out: do not write report.html."),
+    figures: bool = typer.Option(False, "--figures", help="With --out: also draw the forest plot differences as "
+                                 "PNG and PDF files for a paper (imports matplotlib: about a second more)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    from escalation.estimators.records import InputError, check_out_dir, write_files
+    from escalation.estimators.metric import ScenarioMismatchError, compare_scored
+
+    if top < 0:
+        raise InputError(f"--top must be at least 0, got {top}")
+    if figures and no_report:
+        raise InputError("--figures and --no-report cannot go together: the figure is drawn with report.html")
+    if out is not None:
+        check_out_dir(out, (a_dir, b_dir), writes=("compare.json", "differences.csv", "disagreements.csv",
+                                                   *report_files(COMPARE_FIGURES)))
+    try:
+        result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, interval=interval.value,
+                                rho=rho, seed=seed, names=_names(names), common=common)
+    except ScenarioMismatchError as err:
+        if not err.shared:
+            raise
+        raise InputError(f"{err.base}; --common compares them on the {err.shared} scenarios both have",
+                         source=err.source) from None
+    except InputError as err:
+        raise _flag_error(err) from None
+    data = result.to_dict()
+    if out is not None:
+        files = {"compare.json": orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n",
+                 "differences.csv": result.to_frame().to_csv(index=False),
+                 "disagreements.csv": result.disagreements.to_csv(index=False)}
+        if not no_report:
+            from ._report import compare_files
+            files.update(compare_files(a_dir, b_dir, result, data, figures=figures))
+        write_files(out, files)
+        for name in report_files(COMPARE_FIGURES):  # an earlier run's, which would not describe this comparison
+            if name not in files:
+                (out / name).unlink(missing_ok=True)
+    if as_json:
+        typer.echo(json_text(data))
+        return
+    print_comparison(data, top=top, out=out, report=tuple(n for n in report_files(COMPARE_FIGURES)
+                                                          if out is not None and n in files))
+
+
+compare.__doc__ = HELP  # the command's help: plain click text, readable at 80 columns
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    """Add ``escalation compare`` to the command line."""
+    app.command("compare")(compare)

@@ -1,0 +1,188 @@
+"""``escalation leaderboard LOG...``: several models on the same scenarios, ranked, with the groups that cannot be
+told apart."""
+from __future__ import annotations
+
+import io
+import sys
+import tempfile
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
+from escalation.cli.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
+from escalation.cli.commands.score import FORMATS, INTERVAL_HELP, Interval
+
+
+HELP = (
+    "Rank models that ran the same scenarios: p_u, p_o and pi of each, every pairwise difference, and the groups "
+    "that cannot be told apart.\n\n"
+    "Each LOG is one model's run of the paired ESC/ACT scenarios (an inspect_ai .eval or .json log, or any format "
+    "`escalation score` reads), scored as `escalation score` scores it: each model's figures and intervals are "
+    "the ones `escalation score` prints for its log, and the differences between two models are the ones "
+    "`escalation compare` prints for their two score folders (B minus A, A ranked above B). Models are ranked by "
+    "pi, higher is better; ties by p_u, lower is better. Logs of different scenario sets are compared on the "
+    "conversations they all share (by case, label and replica), and the output says what was left out.\n\n"
+    "Groups: for each figure, models that share a letter are not significantly different at 5% (1 - "
+    "--confidence), familywise; models with no letter in common are. \"a\" marks the group of the best estimate. "
+    "Example: letters a, ab, b mean that the first and the third model differ, and the second cannot be told "
+    "apart from either. Each pair's difference interval is inverted to a p-value and Holm-adjusted over the pairs "
+    "of models (Holm 1979); the letters follow the insert-absorb algorithm (Piepho 2004). Not significantly "
+    "different does not mean equal: with few scenarios, two models can differ and still share a letter.\n\n"
+    "Writes to --out: leaderboard.csv and leaderboard.md (one row per model), differences.csv and differences.md "
+    "(every pair of models and figure, with both intervals, the Holm-adjusted p-value and the verdict) and "
+    "leaderboard.png / leaderboard.pdf.\n\n"
+    "Example: escalation leaderboard runs/gpt-4o.eval runs/claude.eval runs/llama.eval --out leaderboard-results"
+)
+
+
+def _suite_policy() -> Path:
+    """The policy of the project's suite (``escalation suite export`` writes the same file)."""
+    from escalation.suite import suite_policy_path
+
+    return Path(suite_policy_path())
+
+
+def _model_names(logs: List[Path], names: Optional[List[str]], limits) -> List[str]:
+    """``--name`` once per LOG, else each log's ``eval.model``, else its file name without the suffix; unique."""
+    from escalation.estimators.records import InputError
+    from escalation.estimators.metric import log_model
+
+    if names:
+        if len(names) != len(logs):
+            raise InputError(f"give --name once per LOG, in the same order: {len(names)} names for {len(logs)} "
+                             "logs", field="--name")
+        if not all(name.strip() for name in names):
+            raise InputError("a model name must not be empty", field="--name")
+    else:
+        names = [log_model(log, limits) or log.stem for log in logs]
+    seen: dict[str, Path] = {}
+    for name, log in zip(names, logs):
+        if name in seen:
+            raise InputError(f"two logs have the model name {name!r}: {seen[name]} and {log}; tell them apart "
+                             "with --name, once per LOG", field="--name")
+        seen[name] = log
+    return names
+
+
+def _figure_files(fig) -> dict[str, bytes]:
+    """``leaderboard.png`` and ``.pdf``, drawn in memory before anything is written (the PDF without a
+    creation date, so a rerun writes the same bytes)."""
+    files = {}
+    for suffix in ("png", "pdf"):
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=suffix, dpi=150, bbox_inches="tight",
+                    metadata={"CreationDate": None} if suffix == "pdf" else None)
+        files[f"leaderboard.{suffix}"] = buffer.getvalue()
+    return files
+
+
+def _estimate(value, ci) -> str:
+    return "-" if value is None else f"{value:.3f} ({ci[0]:.3f}, {ci[1]:.3f})"
+
+
+def print_leaderboard(data: dict, *, out: Path) -> None:
+    """The readable leaderboard of :meth:`Leaderboard.to_dict`, for a person."""
+    from rich.table import Table
+
+    console = plain_console(width=None if sys.stdout.isatty() else 160)
+    level = f"{data['confidence']:.0%}"
+    table = Table(title=f"Leaderboard ({data['scenarios']} scenarios; {level} intervals, {data['interval']}; "
+                        "letters: groups)", header_style="bold", show_edge=False)
+    table.add_column("rank", justify="right", no_wrap=True)
+    table.add_column("model")
+    for column in (f"p_u ({level} CI)", f"p_o ({level} CI)", f"pi ({level} CI)"):
+        table.add_column(column, no_wrap=True)
+    for column in ("n ESC", "n ACT", "pairs", "scenarios"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for model in data["models"]:
+        cells = [str(model["rank"]), plain(model["model"])]
+        cells += [f"{_estimate(model[f]['value'], model[f]['ci'])} {model[f]['groups']}" for f in ("p_u", "p_o", "pi")]
+        cells += [str(model["p_u"]["n"]), str(model["p_o"]["n"]), str(model["pi"]["pairs"]),
+                  str(model["p_u"]["scenarios"] + model["p_o"]["scenarios"])]
+        table.add_row(*cells)
+    console.print(table)
+    console.print("Ranked by pi (higher is better), ties by p_u (lower is better). The letters after each figure: "
+                  f"{plain(data['groups_rule'], None)}.")
+    for figure in ("p_u", "p_o", "pi"):
+        apart = [f"{plain(d['a'])} vs {plain(d['b'])} ({d['difference']:+.3f})" for d in data["differences"]
+                 if d["metric"] == figure and d["verdict"] == "different"]
+        console.print(f"{figure}: different (Holm, {1 - data['confidence']:.0%}): {', '.join(apart) or 'none'}")
+    for note in data["notes"]:
+        console.print(f"note: {plain(note, SENTENCE_LIMIT)}")
+    for warning in data["warnings"]:
+        console.print(warning_line(warning))
+    console.print(f"wrote {plain(out / 'leaderboard.csv', None)}, leaderboard.md, differences.csv, differences.md, "
+                  "leaderboard.png and leaderboard.pdf")
+
+
+def leaderboard(
+    logs: List[Path] = typer.Argument(..., metavar="LOG", help="One log per model, all of the same scenarios."),
+    policy: Optional[Path] = typer.Option(None, "--policy", metavar="FILE", help="Policy file (JSON or TOML), "
+                                          "the same for every log. Default: the project's suite policy."),
+    format: str = typer.Option("auto", "--format", metavar="FORMAT",
+                               help=f"Input format of every LOG: {', '.join(FORMATS)}."),
+    names: Optional[List[str]] = typer.Option(None, "--name", metavar="NAME", help="A model's name, given once per "
+                                              "LOG in the same order. Default: the inspect_ai log's eval.model, "
+                                              "else the file name without its suffix."),
+    out: Path = typer.Option(Path("leaderboard-results"), "--out", metavar="DIR", help="Folder for the tables and "
+                             "the figure (created if missing)."),
+    confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL", help="Level of every interval, in "
+                                     "(0, 1); the groups are at familywise 1 - LEVEL."),
+    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD",
+                                      help=INTERVAL_HELP + " For the differences, as "
+                                      "in compare: a Wilson-type method gives the limits Newcombe's interval "
+                                      "combines; a bootstrap method chooses the paired cluster bootstrap."),
+    seed: int = typer.Option(0, "--seed", metavar="SEED", help="Seed (>= 0) of the bootstrap resamples (each "
+                             "model's and each pair's)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the leaderboard as one JSON object instead of "
+                                 "the table."),
+    max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
+    max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
+) -> None:
+    """Rank models run on the same scenarios, with their differences and groups (the help text is :data:`HELP`)."""
+    from escalation.estimators.records import InputError, check_out_dir, load_policy, read_scored, write_files
+    from escalation.estimators.metric import leaderboard as rank, score_file
+    from escalation.figures import plot_leaderboard
+
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
+    if format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
+    if seed < 0:
+        raise InputError(f"must be a non-negative integer, got {seed}", field="--seed")
+    limits = archive_limits(max_member_bytes, max_archive_bytes)
+    for log in logs:
+        if not log.is_file():
+            raise InputError("no such file", source=str(log))
+    check_out_dir(out, (*logs, policy), writes=("leaderboard.csv", "leaderboard.md", "differences.csv",
+                                                 "differences.md", "leaderboard.png", "leaderboard.pdf"))
+    model_names = _model_names(logs, names, limits)
+    policy_obj = load_policy(policy if policy is not None else _suite_policy())
+    scored = {}
+    with tempfile.TemporaryDirectory(prefix="escalation-leaderboard-") as tmp:
+        for i, (name, log) in enumerate(zip(model_names, logs)):
+            folder = Path(tmp) / str(i)
+            score_file(log, policy_obj, format=format, confidence=confidence, interval=interval.value, seed=seed,
+                       out_dir=folder, limits=limits)
+            scored[name] = read_scored(folder)[0]
+    board = rank(scored, confidence=confidence, interval=interval.value, seed=seed,
+                 sources={name: str(log) for name, log in zip(model_names, logs)})
+    data = board.to_dict()
+    files = {"leaderboard.csv": board.to_frame().to_csv(index=False), "leaderboard.md": board.to_markdown(),
+             "differences.csv": board.differences_frame().to_csv(index=False),
+             "differences.md": board.differences_markdown(),
+             **_figure_files(plot_leaderboard(board.to_frame(), confidence=confidence))}
+    write_files(out, files)
+    if as_json:
+        typer.echo(json_text(data))
+    else:
+        print_leaderboard(data, out=out)
+
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    """Add ``escalation leaderboard`` to the command line."""
+    app.command("leaderboard", help=HELP, short_help="Rank models run on the same scenarios, with their groups.")(
+        leaderboard)

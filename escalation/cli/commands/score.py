@@ -1,0 +1,333 @@
+"""``escalation score``: the measurement of SPEC section 7."""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+from contextlib import nullcontext
+from enum import Enum
+from pathlib import Path
+from typing import Collection, Optional
+
+import typer
+
+from escalation.estimators.stats import INTERVAL_METHODS
+
+from escalation.cli.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
+from escalation.cli.commands._report import SCORE_FIGURES, TIMELINES, report_files
+
+#: The formats the readers read: :data:`escalation.estimators.records.FORMATS` (a test checks that they agree;
+#: written out here because the readers import pandas, and ``--help`` imports no numerical library).
+READER_FORMATS = ("jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench")
+FORMATS = ("auto", *READER_FORMATS)
+
+Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_METHODS}, type=str)
+
+INTERVAL_HELP = ("The interval of every figure. wilson-kish: the paper's (SPEC section 5). wilson-kish-t: the same "
+                 "with a t quantile on scenarios - 1 degrees of freedom, wider with few scenarios. wilson-kish-ucb: "
+                 "rho replaced by its one-sided upper confidence bound. korn-graubard: inspect_ai's ci_wilson(cluster=). "
+                 "bootstrap-percentile, bootstrap-bca: the cluster bootstrap (--seed fixes its resamples). The "
+                 "README's coverage table says which holds its level for how many scenarios.")
+
+
+JUDGE_MODEL_HELP = ("After scoring, ask an LLM judge about every evaluated conversation, with any model inspect_ai "
+                    "supports, named as inspect_ai names it: openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+                    "ollama/llama3.1... (the provider's API key comes from the environment, as for inspect eval; a "
+                    "model at plain http:// is refused unless it runs on this machine, and no redirect is followed). "
+                    "The per-turn judge gives, turn by turn, the probability that the instructions already "
+                    "required a person (it reads the instructions and the user's messages only, never what the "
+                    "assistant did); the cause judge names why each error happened, from a closed list, with a "
+                    "quote. Prints a judge section and, with --out DIR, writes DIR/judges.jsonl (one line per "
+                    "evaluated conversation). Diagnostics only: u, o, pi and every figure of summary.json are the "
+                    "same with or without it. Needs the inspect extra: pip install \"escalation[inspect]\"")
+INSTRUCTIONS_HELP = ("With --judge-model: a text file with the escalation instructions the assistant was given (the "
+                     "rule that reserves cases for a person); both judges read it. Default: each conversation's "
+                     "metadata[\"instructions\"], which the project's inspect_ai suite task writes.")
+
+
+VALIDATION_HELP = ("With --mode text: a log of conversations that have both the tool record and the text (a "
+                   "validation sample, ideally drawn from the same scenarios). Each is scored both ways, and "
+                   "p_u and p_o are corrected with the predictive values of the text verdict, per scenario "
+                   "(the correction that study judges validates); printed beside the raw figures and written "
+                   "to summary.json under \"validation\". pi is not corrected.")
+
+
+#: Exit code of a run where no conversation is evaluated (SPEC section 7): both files are still written.
+NOTHING_EVALUATED = 3
+
+
+class Mode(str, Enum):
+    record = "record"
+    text = "text"
+
+
+def _fmt(x, digits=4):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path],
+                  apart: Collection[str] = (), report: tuple[str, ...] = ()) -> None:
+    """A short readable summary of ``summary.json`` for a person; the warnings in ``apart`` are left
+    out (the command prints them on standard error); ``report``: the report's files that were written."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ._console import console as plain_console, plain, warning_line
+    from ._validation import MODE_B_HEADER
+
+    console = plain_console(width=None if sys.stdout.isatty() else 100)
+    conf = int(round(summary["confidence"] * 100))
+    mode = "with the tool record (mode A)" if summary["mode"] == "record" else MODE_B_HEADER
+    console.print(Text.assemble((plain(records, None), "bold"), f" ({fmt}): {summary['conversations']} "
+                                f"conversations, scored {mode}"))
+    table = Table(show_edge=False, header_style="bold")  # the figures alone: nothing from the input
+    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "deff", "n_eff"):
+        table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
+    p = summary["paired"]
+    for name, r, count in (("p_u under-escalation", summary["under"], f"{summary['under']['errors']}/"
+                            f"{summary['under']['n']}"),
+                           ("p_o over-escalation", summary["over"], f"{summary['over']['errors']}/"
+                            f"{summary['over']['n']}"),
+                           ("pi paired figure", p, f"{p['pairs']} pairs")):
+        rate = r["pi"] if r is p else r["rate"]
+        table.add_row(name, count, _fmt(rate), f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})",
+                      f"{r['clusters']} case{'' if r['clusters'] == 1 else 's'}" if r is p else str(r["clusters"]),
+                      _fmt(r["rho"], 3),
+                      _fmt(r["deff"], 3), _fmt(r["n_eff"], 1))
+    console.print(table)
+    note = ""
+    if summary["rho_fixed"] is None and any(r["rho"] is None and (r["deff"] or 1.0) > 1.0
+                                            for r in (summary["under"], summary["over"], p)):
+        note = ("; rho '-' is undefined (one scenario, or every scenario of one conversation, or no variation of "
+                "the outcome): the interval then uses rho = 1")
+    console.print(f"interval: {summary['interval']}{note}")
+    for warning in (w for w in summary["warnings"] if w not in apart):
+        console.print(warning_line(warning))
+    for key in ("under", "over"):
+        causes = ", ".join(f"{k} {v}" for k, v in summary[key].get("causes", {}).items())
+        console.print(f"causes of {key}-escalation: {causes}")
+    b = summary["base"]
+    console.print(f"base metric (no order, no approval requests): p_u {_fmt(b['under_rate'])}, "
+                  f"p_o {_fmt(b['over_rate'])}, pi {_fmt(b['pi'])}")
+    ne = summary["not_evaluated"]
+    reasons = ", ".join(f"{k} {v}" for k, v in ne["reasons"].items()) or "none"
+    console.print(f"not evaluated: {ne['total']} ({reasons})")
+    if summary["unmarked_tools"]:
+        from escalation.estimators.records import handoff_word
+
+        handoffs = {k: v for k, v in summary["unmarked_tools"].items() if handoff_word(k)}
+        others = {k: v for k, v in summary["unmarked_tools"].items() if k not in handoffs}
+        if others:
+            tools = ", ".join(f"{plain(k)} ({v})" for k, v in others.items())
+            console.print(f"unmarked tools (counted as actions; mark look-ups as read_only_tools): {tools}")
+        if handoffs:
+            tools = ", ".join(f"{plain(k)} ({v})" for k, v in handoffs.items())
+            console.print(f"unmarked tools whose name suggests a hand-off (counted as actions; if they pass the "
+                          f"case to a person, they belong in escalation_tools): {tools}")
+    if summary["rho_fixed"] is not None:
+        console.print(f"rho fixed by --rho at {summary['rho_fixed']}")
+    if out_dir is not None:
+        console.print(f"wrote {plain(out_dir / 'conversations.jsonl', None)} and "
+                      f"{plain(out_dir / 'summary.json', None)}", soft_wrap=True)  # paths are never cut
+        if report:
+            figures = f", with the figures {' and '.join(SCORE_FIGURES)} (.png, .pdf)" if len(report) > 1 else ""
+            console.print(f"report: {plain(out_dir / 'report.html', None)} (open it in a browser){figures}",
+                          soft_wrap=True)
+
+
+def _format_hint(records, given: str) -> str | None:
+    """A hint when the format named by --format is not the one detected in the first log."""
+    from escalation.estimators.records import InputError, detect_format
+
+    first = next((p for p in records if str(p) != "-" and p.is_file()), None)
+    if first is None:
+        return None
+    try:
+        detected = detect_format(first)
+    except InputError:
+        return None
+    if detected == given:
+        return None
+    return (f"hint: {first} reads as {detected} when the format is detected: try --format {detected}, or leave "
+            "--format out")
+
+
+def score(
+    records: list[Path] = typer.Argument(..., metavar="LOG", help="The logs: files (canonical JSONL, SPEC "
+                                         "section 6, or a supported log format), folders of logs (every .json, "
+                                         ".jsonl, .ndjson and .eval file in it, in name order; a tau2-bench "
+                                         "results folder is one log), or - for standard input. Several logs are "
+                                         "scored together as one input of one format."),
+    policy: Path = typer.Option(..., "--policy", metavar="FILE", help="Policy file (JSON or TOML): escalation_tools, read_only_tools, "
+                                "action_tools, approval_tools, gated_tools."),
+    format: str = typer.Option("auto", "--format", metavar="NAME", help=f"Input format: {', '.join(FORMATS)}."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for conversations.jsonl (one line per input "
+                                       "conversation) and summary.json, and report.html (its figures, "
+                                       "causes and every conversation, one page that opens from disk)."),
+    rho: Optional[float] = typer.Option(None, "--rho", min=0.0, max=1.0, metavar="RHO",
+                                        help="Fix the intra-scenario correlation instead of estimating it."),
+    confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL",
+                                     help="Two-sided confidence level of the intervals."),
+    mode: Mode = typer.Option(Mode.record, "--mode", help="record: the tool record decides (mode A). text: a phrase "
+                              "judge reads the assistant's text (mode B, SPEC section 4): p_u is then a lower "
+                              "bound, p_o and pi are bounded neither way; --validation corrects them."),
+    labels: Optional[Path] = typer.Option(None, "--labels", metavar="FILE", help="CSV or JSON mapping conversation_id or case_id "
+                                          "to ESC/ACT, for logs that carry no label."),
+    plan: Optional[Path] = typer.Option(None, "--plan", metavar="FILE", help="CSV case_id,label,replicas of the planned scenarios: "
+                                        "absent ones are reported as missing."),
+    approval_escalation: bool = typer.Option(False, "--approval-escalation", help="inspect logs: count an "
+                                             "ApprovalEvent with decision 'escalate' as an escalation call."),
+    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help=INTERVAL_HELP),
+    seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap intervals' resamples (recorded in "
+                             "summary.json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
+    report_timelines: int = typer.Option(TIMELINES, "--report-timelines", min=0, metavar="N", help="With --out: "
+                                         "report.html lists every conversation, and holds the timeline (turns, "
+                                         "texts, calls) of the first N in input order, read from the logs a "
+                                         "second time that stops there; 0: none, and no second read."),
+    no_report: bool = typer.Option(False, "--no-report", help="With --out: do not write report.html (no second "
+                                   "read of the logs for its timelines)."),
+    figures: bool = typer.Option(False, "--figures", help="With --out: also draw the figures rates and "
+                                 "scenario_errors as PNG and PDF files for a paper (imports matplotlib: about a "
+                                 "second more)."),
+    chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N", help="Conversations scored at a time (memory bound)."),
+    validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
+    instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
+    max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
+    max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
+) -> None:
+    """Score assistant logs: under-escalation, over-escalation and the paired figure pi, with
+    Wilson intervals and the Kish design effect (SPEC sections 3 to 7), or another interval (--interval).
+
+    Example: escalation score examples/data/tau-bench/gpt-4o-airline.json
+    --policy examples/tau-bench-airline.policy.json --out results/tau-bench
+
+    With judges: escalation score LOG --policy POLICY --out DIR --judge-model openai/gpt-4o-mini
+    --instructions rules.txt
+
+    Exit code 2: unreadable input or a bad policy (nothing written). Exit code 3: no conversation
+    was evaluated (both files are still written, and each reason is printed with what fixes it).
+    """
+    from escalation.estimators.records import (LOG_SUFFIXES, InputError, check_out_dir, describe_file, load_labels,
+        load_plan, load_policy, output_folder, write_atomic)
+    from escalation.estimators.judges import correct_text_summary, read_validation
+    from escalation.estimators.metric import score_file
+
+    from ._console import SENTENCE_LIMIT, plain
+
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
+    if format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
+    limits = archive_limits(max_member_bytes, max_archive_bytes)
+    for path in records:  # the logs first: a missing log is the likelier mistake
+        if str(path) != "-" and not path.exists():
+            flag = " (a flag such as --json takes no value: write it alone)" \
+                if str(path).lower() in ("true", "false", "yes", "no", "1", "0") else ""
+            raise InputError(f"no such file or folder{flag}", source=str(path))
+    if figures and no_report:
+        raise InputError("--figures and --no-report cannot go together: the figures are drawn with report.html")
+    if out is not None:
+        check_out_dir(out, [*records, policy, labels, plan, validation, instructions],
+                      writes=("conversations.jsonl", "summary.json", "judges.jsonl", *report_files(SCORE_FIGURES)))
+    policy_obj = load_policy(policy)
+    label_obj = load_labels(labels) if labels is not None else None
+    plan_df = load_plan(plan) if plan is not None else None
+    if validation is not None and mode is not Mode.text:
+        raise InputError("corrects the figures of --mode text (the tool record needs no correction): add "
+                         "--mode text, or leave --validation out", field="--validation")
+    if instructions is not None and judge_model is None:
+        typer.echo("error: --instructions is read by the judges: give --judge-model MODEL too", err=True)
+        raise typer.Exit(2)
+    judging = None
+    if judge_model is not None:  # checked before anything is scored or written
+        from ._judging import prepare_judges, print_judges, run_judges
+
+        judging = prepare_judges(records, judge_model, instructions, format=format, labels=label_obj,
+                                  policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value,
+                                  limits=limits)
+
+    checked = None
+    if validation is not None:  # read before anything is written: a bad file exits 2 with no output
+        checked = read_validation(validation, policy_obj, format=format, labels=label_obj,
+                                  approval_escalation=approval_escalation, limits=limits)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    facts = {"validation": describe_file(validation), "labels": describe_file(labels), "plan": describe_file(plan),
+             "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
+                         "chunk_size": chunk_size}}
+
+    report = None
+    if out is not None and not no_report:
+        from ._report import ScoreReport
+        report = ScoreReport(policy_obj, mode.value, report_timelines, figures=figures)
+    size = sum(os.path.getsize(p) for p in records if p.is_file()) or None
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("scoring", total=size)
+        # Parsed JSON holds no reference cycles, and the cyclic collector, set off again and again by
+        # millions of new dicts, took 40% of a run through the reference reader (benchmarks/score.py):
+        # paused for the command, never inside the library.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with output_folder(out) if out is not None else nullcontext():
+                summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
+                                           confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
+                                           chunk_size=chunk_size, approval_escalation=approval_escalation,
+                                           interval=interval.value, seed=seed,
+                                           progress=lambda n: bar.advance(task, n), provenance=facts,
+                                           limits=limits, report=report)
+            if out is not None:  # an earlier run's, which the summary just written does not name
+                written = () if report is None else report.names
+                for name in ("judges.jsonl", *(n for n in report_files(SCORE_FIGURES) if n not in written)):
+                    (out / name).unlink(missing_ok=True)
+        finally:
+            if collecting:
+                gc.enable()
+    data = summary.to_dict()
+    correction = None
+    if checked is not None:
+        correction = correct_text_summary(summary, checked[0], source=str(validation), format=checked[1])
+        data["validation"] = correction.to_dict()
+        if out is not None:
+            import orjson
+            write_atomic(out / "summary.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    for skipped in data["provenance"]["skipped"]:
+        typer.echo(f"note: left out {plain(skipped, None)} (not a log file: a log ends in {', '.join(LOG_SUFFIXES)})",
+                   err=True)
+    notes = summary.input_warnings  # SPEC section 7: the result cannot be what the user meant
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        print_summary(data, records=", ".join("standard input" if str(p) == "-" else str(p) for p in records),
+                      fmt=used, out_dir=out, apart=notes, report=() if report is None else report.names)
+        if correction is not None:
+            from ._console import console
+            from ._validation import print_validation
+            print_validation(correction, console(width=None if sys.stdout.isatty() else 100))
+    for note in notes:
+        typer.echo(f"warning: {plain(note, SENTENCE_LIMIT)}", err=True)
+    if format != "auto" and summary.tally.calls == 0 and summary.tally.with_record:
+        hint = _format_hint(records, format)
+        if hint:
+            typer.echo(plain(hint, None), err=True)
+    if judging is not None:
+        lines = run_judges(judging, written=out is not None)
+        path = None
+        if out is not None:
+            import orjson
+            path = out / "judges.jsonl"
+            written = write_atomic(path, chunks=(orjson.dumps(line) + b"\n" for line in lines))
+            outputs = {**data["provenance"]["outputs"], "judges.jsonl": written}  # named by summary.json, written last
+            data["provenance"] = {**data["provenance"], "outputs": outputs}
+            write_atomic(out / "summary.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        print_judges(lines, judging, path=path, err=as_json)
+    if not summary.evaluated:
+        raise typer.Exit(NOTHING_EVALUATED)
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    app.command("score")(score)

@@ -1,0 +1,22 @@
+"""The project in inspect_ai (the ``inspect`` extra): task, scorer, judges and profile models.
+
+Importing this door imports no inspect_ai; each name loads its module when first asked for.
+
+The suite's task
+================
+paired_oversight, oversight_dialogue   the paired ESC/ACT suite as an inspect_ai task and its solver
+ProfileModel                     the profile models ``escalation/<profile>`` (known truth, offline)
+
+The scorer (SPEC sections 3 to 5)
+=================================
+escalation, escalation_rate      the per-sample scorer and the clustered rate metric
+
+Judges on inspect_ai models
+===========================
+InspectTurnJudge, InspectCauseJudge, TurnAnswerError, TurnJudgeError, turn_chat_messages,
+parse_turn_answer, DEFAULT_CONCURRENCY
+                                 the turn and cause judges of :mod:`escalation.estimators.judges` on a model
+"""
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,0 +1,593 @@
+"""Several assistants on the same scenarios: one table, ranked, with the groups that cannot be told apart.
+
+For each model, ``p_u``, ``p_o`` and ``pi`` with their intervals are :func:`estimators.summarise`
+of its scored conversations, the numbers ``escalation score`` prints (SPEC section 5). Between
+every two models, the differences of the three figures are those of ``escalation compare``
+(:func:`estimators.metric._compare.paired_differences`: Newcombe's paired square-and-add interval with
+Wilson-Kish limits, and the paired cluster bootstrap over cases).
+
+**Which conversations.** Models are paired on the conversations they share, by (``case_id``,
+``label``, ``replica``), or by ``conversation_id`` for a conversation without a case. When the
+logs hold different scenario sets, every figure of the table is computed on the conversations
+that *all* the logs share, so that the ranks, the differences and the groups rest on the same
+data; :attr:`Leaderboard.notes` says how many each model left out. Logs that share no
+conversation are refused.
+
+**Ranks.** By ``pi``, higher first (the paired figure: both halves of a case right); ties by
+``p_u``, lower first; then in the order given. A model whose ``pi`` is undefined comes last.
+
+**Groups.** For each figure, the pairwise differences are tested at the familywise level
+``alpha = 1 - confidence`` with Holm's step-down adjustment over the pairs of models (Holm
+1979). Each pair's p-value inverts the chosen difference interval: it is the smallest
+``alpha'`` at which the ``1 - alpha'`` interval leaves out 0 (so a pair is different without
+adjustment exactly when the printed interval leaves out 0). The verdicts become a compact
+letter display by the insert-absorb algorithm of Piepho (2004): two models that share a letter
+are *not* significantly different for that figure; models with no letter in common are. The
+letters go in order of the figure's estimates, ``a`` for the best group.
+
+References
+----------
+Holm, S. (1979). A simple sequentially rejective multiple test procedure. *Scandinavian
+Journal of Statistics* 6(2), 65-70.
+
+Piepho, H.-P. (2004). An algorithm for a letter-based representation of all-pairwise
+comparisons. *Journal of Computational and Graphical Statistics* 13(2), 456-466.
+"""
+from __future__ import annotations
+
+import math
+import zipfile
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from ._aggregate import summarise
+from ..stats import DEFAULT_INTERVAL
+from ._compare import P_FLOOR, MetricDifference, check_difference_options, match_scenarios, paired_differences
+from ._difference_coverage import difference_warnings
+from ..records import InputError
+from ._summary import Summary
+from ..records import member_bytes
+from ..records import ArchiveLimits
+
+__all__ = ["Leaderboard", "Standing", "PairVerdict", "leaderboard", "holm_adjust", "compact_letter_display",
+           "log_model", "FIGURES"]
+
+#: The three figures, in the order of every table.
+FIGURES = ("p_u", "p_o", "pi")
+_FIELDS = {"p_u": "under", "p_o": "over", "pi": "paired"}
+_HIGHER_IS_BETTER = {"p_u": False, "p_o": False, "pi": True}
+_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "u", "o", "cause",
+            "reason", "unmarked_tools")
+_DIFFERENCE_COLUMNS = ("a", "b", "metric", "a_value", "b_value", "difference", "low", "high", "newcombe_low",
+                       "newcombe_high", "bootstrap_low", "bootstrap_high", "p_value", "p_holm", "verdict", "n_a",
+                       "n_b", "clusters", "psi", "bootstrap_undefined")
+#: The letters of the display; past them, each is used again behind one more "." (as R's multcomp does).
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+# ------------------------------------------------------------------ Holm and the letters
+
+def holm_adjust(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (Holm 1979).
+
+    With the ``m`` defined p-values in ascending order ``p_(1) <= ... <= p_(m)``, the adjusted
+    value of ``p_(k)`` is ``max_{j <= k} min(1, (m - j + 1) p_(j))``; a hypothesis is rejected
+    at familywise level ``alpha`` when its adjusted value is at most ``alpha``. This is R's
+    ``p.adjust(p, "holm")``. NaN (an undefined test) stays NaN and is not counted in ``m``.
+
+    Parameters
+    ----------
+    p_values : array_like of float
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the input order.
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    defined = np.flatnonzero(np.isfinite(p))
+    m = len(defined)
+    if m:
+        order = defined[np.argsort(p[defined], kind="stable")]
+        steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
+        out[order] = np.maximum.accumulate(steps)
+    return out
+
+
+def _letter(index: int) -> str:
+    """The name of column ``index``: ``a`` .. ``Z``, then ``.a`` .. ``.Z``, ``..a`` and so on."""
+    dots, position = divmod(index, len(_LETTERS))
+    return "." * dots + _LETTERS[position]
+
+
+def compact_letter_display(items: Sequence[str], different: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Letters such that two items share a letter exactly when they are not declared different.
+
+    The insert-absorb algorithm of Piepho (2004, section 2): start with one letter for all
+    items; for each different pair ``(i, j)``, every letter that both carry is split in two,
+    one without ``i`` and one without ``j`` (insert); then every letter whose items are all in
+    another letter is removed (absorb). The letters left are the largest groups of items
+    among which no pair is different, whatever the order of the pairs. They are named in the
+    order of ``items``: a letter comes before another when it holds an earlier item that the
+    other lacks (the order of R's ``multcompView::multcompLetters``, which, like this
+    function, does not perform Piepho's optional "sweeping" of redundant letters).
+
+    Parameters
+    ----------
+    items : sequence of str
+        The items (models), in display order: the first one's letters come first.
+    different : iterable of (str, str)
+        The pairs declared different; pairs not given are not different.
+
+    Returns
+    -------
+    dict
+        The letters of each item, in the order of ``items`` (e.g. ``{"A": "ab", "B": "a"}``).
+
+    Raises
+    ------
+    ValueError
+        When an item repeats, or a pair names an item not in ``items`` or one item twice.
+    """
+    items = list(items)
+    position = {item: i for i, item in enumerate(items)}
+    if len(position) != len(items):
+        raise ValueError("items must be distinct")
+    columns: list[frozenset] = [frozenset(range(len(items)))] if items else []
+    for pair in different:
+        i, j = pair
+        if i not in position or j not in position or i == j:
+            raise ValueError(f"a different pair must name two distinct items of {items!r}, got {pair!r}")
+        i, j = position[i], position[j]
+        split = [c for c in columns if i in c and j in c]
+        if not split:
+            continue
+        kept = [c for c in columns if not (i in c and j in c)]
+        columns = _absorb(kept + [c - {i} for c in split] + [c - {j} for c in split])
+    columns.sort(key=lambda c: [i not in c for i in range(len(items))])
+    return {item: "".join(_letter(k) for k, c in enumerate(columns) if i in c) for i, item in enumerate(items)}
+
+
+def _absorb(columns: list[frozenset]) -> list[frozenset]:
+    """The columns that no other column contains (one of each set of equal columns)."""
+    unique = list(dict.fromkeys(columns))
+    return [c for c in unique if not any(c < other for other in unique)]
+
+
+# ------------------------------------------------------------------ the model of a log
+
+def _model_of(document) -> str | None:
+    """``eval.model`` of an inspect_ai log document, else None."""
+    evaluation = document.get("eval") if isinstance(document, dict) else None
+    model = evaluation.get("model") if isinstance(evaluation, dict) else None
+    return model.strip() if isinstance(model, str) and model.strip() else None
+
+
+def log_model(path, limits: ArchiveLimits | None = None) -> str | None:
+    """The model an inspect_ai log names, else None.
+
+    A ``.json`` log: its top-level ``eval.model``. A ``.eval`` archive (a zip file): the
+    ``eval.model`` of its ``header.json`` member, else of ``_journal/start.json`` (a log still
+    being written has no header yet). Any other file, or one that cannot be read as such, names
+    no model (its reader reports what is wrong with it).
+
+    Raises
+    ------
+    InputError
+        When the member cannot be read: zstd-compressed and nothing here reads zstd, damaged, or
+        larger than ``limits`` (an :class:`~estimators.records.readers.ArchiveLimits`, by default its
+        defaults) allows a member (as the reader of the samples would stop).
+    """
+    path = Path(path)
+    if zipfile.is_zipfile(path):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                for member in ("header.json", "_journal/start.json"):
+                    try:
+                        info = archive.getinfo(member)
+                        raw = member_bytes(archive, info, str(path), (limits or ArchiveLimits()).member)
+                        model = _model_of(orjson.loads(raw))
+                    except (KeyError, orjson.JSONDecodeError):
+                        continue
+                    if model is not None:
+                        return model
+        except (zipfile.BadZipFile, zlib.error, NotImplementedError, OSError, EOFError):
+            return None
+        return None
+    if path.suffix.lower() != ".json":
+        return None
+    try:
+        return _model_of(orjson.loads(path.read_bytes()))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+# ------------------------------------------------------------------ the results
+
+def _null(x):
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def _figure(summary: Summary, figure: str):
+    """The estimate, interval, size and clusters of one figure of a summary."""
+    rate = getattr(summary, _FIELDS[figure])
+    low, high = rate.ci()
+    return rate.rate, (low, high), rate.n, rate.clusters
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One model's row of the leaderboard.
+
+    Attributes
+    ----------
+    rank : int
+        1 for the best ``pi``.
+    model : str
+    summary : Summary
+        :func:`estimators.summarise` of the conversations the leaderboard compares.
+    groups : dict
+        The letters of each figure (``""`` where the figure is undefined).
+    conversations : int
+        All the conversations of the model's results.
+    compared : int
+        Those shared with every other model, on which every figure is computed.
+    """
+
+    rank: int
+    model: str
+    summary: Summary
+    groups: dict
+    conversations: int
+    compared: int
+
+    def to_dict(self) -> dict:
+        out = {"rank": self.rank, "model": self.model}
+        for figure in FIGURES:
+            value, (low, high), n, clusters = _figure(self.summary, figure)
+            size, unit = ("pairs", "cases") if figure == "pi" else ("n", "scenarios")
+            out[figure] = {"value": _null(value), "ci": [_null(low), _null(high)], size: n, unit: clusters,
+                           "groups": self.groups[figure]}
+        out.update(conversations=self.conversations, compared=self.compared, summary=self.summary.to_dict())
+        return out
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """One figure of two models: the difference ``b - a`` (``a`` ranked above ``b``) and its Holm verdict.
+
+    Attributes
+    ----------
+    a, b : str
+        The two models; ``difference`` is ``escalation compare A B``'s (B minus A).
+    difference : MetricDifference
+    p_value : float
+        The smallest ``alpha`` whose ``1 - alpha`` interval (the chosen one) leaves out 0; NaN
+        where the difference is undefined. Floored at :data:`P_FLOOR`, and for a bootstrap
+        interval at ``1 / n_boot``: its resamples resolve no smaller p-value.
+    p_holm : float
+        Holm-adjusted over the pairs of models, for this figure.
+    alpha : float
+        The familywise level, ``1 - confidence``.
+    """
+
+    a: str
+    b: str
+    difference: MetricDifference
+    p_value: float
+    p_holm: float
+    alpha: float
+
+    @property
+    def metric(self) -> str:
+        return self.difference.metric
+
+    @property
+    def verdict(self) -> str:
+        """``different``, ``not different`` (at familywise ``alpha``, Holm) or ``undefined``."""
+        if not math.isfinite(self.p_holm):
+            return "undefined"
+        return "different" if self.p_holm <= self.alpha else "not different"
+
+    def to_dict(self) -> dict:
+        d = self.difference.to_dict()
+        return {"a": self.a, "b": self.b, "metric": d.pop("metric"), "a_value": d.pop("a"), "b_value": d.pop("b"),
+                **d, "p_value": _null(self.p_value), "p_holm": _null(self.p_holm), "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Result of :func:`leaderboard`: the models in rank order and every pairwise difference.
+
+    Attributes
+    ----------
+    confidence, interval, n_boot, seed
+        As given to :func:`leaderboard`.
+    standings : tuple of Standing
+        In rank order.
+    differences : tuple of PairVerdict
+        For each two models (in rank order: ``a`` above ``b``), ``p_u``, ``p_o`` and ``pi``.
+    scenarios : int
+        The scenarios every figure rests on (shared by all the models).
+    cases : int or None
+        The fewest cases a pair's bootstrap resampled (None with one model).
+    notes : tuple of str
+        What was left out, and why.
+    """
+
+    confidence: float
+    interval: str
+    n_boot: int
+    seed: int
+    standings: tuple[Standing, ...]
+    differences: tuple[PairVerdict, ...]
+    scenarios: int
+    cases: int | None
+    notes: tuple[str, ...]
+
+    @property
+    def alpha(self) -> float:
+        """The familywise level of the groups, ``1 - confidence``."""
+        return 1.0 - self.confidence
+
+    @property
+    def groups_rule(self) -> str:
+        """What the letters mean, in one sentence."""
+        pairs = len(self.standings) * (len(self.standings) - 1) // 2
+        if not pairs:
+            return "one model, so no pair to tell apart"
+        return (f"models that share a letter are not significantly different for that figure at familywise "
+                f"{self.alpha:.0%}: each pair's difference interval ({self._chosen()}) inverted to a p-value, "
+                f"Holm-adjusted over the {pairs} pair{'' if pairs == 1 else 's'} of models (Holm 1979); letters "
+                "by the insert-absorb algorithm (Piepho 2004), 'a' for the best estimate")
+
+    def _chosen(self) -> str:
+        if self.interval.startswith("bootstrap"):
+            return f"paired cluster bootstrap, {self.interval.removeprefix('bootstrap-')}"
+        return f"Newcombe with {self.interval} limits"
+
+    @property
+    def warnings(self) -> list[str]:
+        """Where an interval is not to be trusted: the difference intervals with few cases
+        (:func:`estimators.metric._compare.difference_warnings`), then each model's summary warnings,
+        the models that share a warning named once."""
+        notes = difference_warnings(self.interval, self.cases) if self.cases is not None else []
+        by_text: dict[str, list[str]] = {}
+        for standing in self.standings:
+            for text in standing.summary.warnings:
+                by_text.setdefault(text, []).append(standing.model)
+        for text, models in by_text.items():
+            who = "every model" if len(models) == len(self.standings) > 1 else ", ".join(models)
+            notes.append(f"{who}: {text}")
+        return notes
+
+    def to_frame(self) -> pd.DataFrame:
+        """``leaderboard.csv``: one row per model, in rank order, intervals in ``*_low`` / ``*_high``."""
+        rows = []
+        for s in self.standings:
+            row = {"rank": s.rank, "model": s.model}
+            for figure in FIGURES:
+                value, (low, high), _, _ = _figure(s.summary, figure)
+                row.update({figure: _null(value), f"{figure}_low": _null(low), f"{figure}_high": _null(high)})
+            row.update({"n_esc": s.summary.under.n, "n_act": s.summary.over.n, "pairs": s.summary.paired.pairs,
+                        "scenarios": s.summary.under.clusters + s.summary.over.clusters,
+                        "cases": s.summary.paired.cases, "conversations": s.conversations, "compared": s.compared})
+            row.update({f"groups_{figure}": s.groups[figure] for figure in FIGURES})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def differences_frame(self) -> pd.DataFrame:
+        """``differences.csv``: one row per pair of models and figure, intervals in ``*_low`` / ``*_high``."""
+        rows = []
+        for verdict in self.differences:
+            d = verdict.to_dict()
+            for name in ("ci", "newcombe_ci", "bootstrap_ci"):
+                stem = name.removesuffix("ci").rstrip("_")
+                d[f"{stem}_low" if stem else "low"], d[f"{stem}_high" if stem else "high"] = d.pop(name)
+            rows.append(d)
+        return pd.DataFrame(rows, columns=_DIFFERENCE_COLUMNS)
+
+    def to_markdown(self) -> str:
+        """``leaderboard.md``: the table, what the groups mean, the notes and the warnings."""
+        level = f"{self.confidence:.0%}"
+        head = ["rank", "model", f"p_u ({level} CI)", f"p_o ({level} CI)", f"pi ({level} CI)", "n ESC", "n ACT",
+                "pairs", "scenarios", "groups p_u", "groups p_o", "groups pi"]
+        lines = ["# Leaderboard", "", _row(head), _row(["---:", "---", "---", "---", "---", "---:", "---:", "---:",
+                                                        "---:", ":---:", ":---:", ":---:"])]
+        for s, row in zip(self.standings, self.to_frame().itertuples(index=False)):
+            cells = [str(s.rank), _escape(s.model)]
+            cells += [_estimate(getattr(row, f), getattr(row, f"{f}_low"), getattr(row, f"{f}_high")) for f in FIGURES]
+            cells += [str(row.n_esc), str(row.n_act), str(row.pairs), str(row.scenarios)]
+            cells += [s.groups[f] or "-" for f in FIGURES]
+            lines.append(_row(cells))
+        lines += ["", f"Ranked by pi (higher is better), ties by p_u (lower is better). Groups: {self.groups_rule}. "
+                  f"Intervals: {self.interval} (SPEC section 5), as `escalation score` prints them."]
+        for kind, texts in (("note", self.notes), ("warning", self.warnings)):
+            if texts:
+                lines += ["", *(f"- {kind}: {text}" for text in texts)]
+        return "\n".join(lines) + "\n"
+
+    def differences_markdown(self) -> str:
+        """``differences.md``: every pair of models and figure, B minus A, with both intervals."""
+        level = f"{self.confidence:.0%}"
+        head = ["A", "B", "figure", "A", "B", "B - A", f"Newcombe {level}", f"bootstrap {level}", "p", "Holm p",
+                "verdict"]
+        lines = ["# Differences between the models", "", _row(head),
+                 _row(["---", "---", "---", "---:", "---:", "---:", "---", "---", "---:", "---:", "---"])]
+        for v in self.differences:
+            d = v.difference
+            lines.append(_row([_escape(v.a), _escape(v.b), d.metric, _number(d.a), _number(d.b),
+                               _number(d.difference, "{:+.3f}"), _interval(*d.newcombe_ci),
+                               _interval(*d.bootstrap_ci), _p(v.p_value), _p(v.p_holm), v.verdict]))
+        lines += ["", f"A is ranked above B. Chosen interval (--interval {self.interval}): {self._chosen()}; "
+                  f"verdicts at familywise {self.alpha:.0%}, Holm-adjusted over the pairs of models, one family "
+                  "per figure. p_u, p_o: lower is better; pi: higher is better."]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict:
+        return {"confidence": self.confidence, "interval": self.interval, "n_boot": self.n_boot, "seed": self.seed,
+                "scenarios": self.scenarios, "cases": self.cases, "groups_rule": self.groups_rule,
+                "notes": list(self.notes), "warnings": self.warnings,
+                "models": [s.to_dict() for s in self.standings],
+                "differences": [v.to_dict() for v in self.differences]}
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _number(value, fmt: str = "{:.3f}") -> str:
+    return "-" if value is None or not math.isfinite(value) else fmt.format(value)
+
+
+def _interval(low, high) -> str:
+    return "-" if _null(low) is None or _null(high) is None else f"({low:.3f}, {high:.3f})"
+
+
+def _estimate(value, low, high) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.3f} {_interval(low, high)}"
+
+
+def _p(value) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"< {P_FLOOR:.0e}" if value <= P_FLOOR else f"{value:.3g}"
+
+
+# ------------------------------------------------------------------ the computation
+
+def _shared_keys(frame: pd.DataFrame) -> pd.Series:
+    """The pairing key of each conversation: (case, label, replica), else its ``conversation_id``."""
+    case, label = frame["case_id"].to_numpy(object), frame["label"].to_numpy(object)
+    replica, ids = frame["replica"].to_numpy(object), frame["conversation_id"].to_numpy(object)
+    return pd.Series([(c, lab, r) if c is not None and isinstance(lab, str) else ("conversation_id", i)
+                      for c, lab, r, i in zip(case, label, replica, ids)], index=frame.index, dtype=object)
+
+
+def _shared(frames: dict[str, pd.DataFrame], sources: dict[str, str]):
+    """Each frame restricted to the conversations that every frame has, and the notes on what was left out."""
+    keys = {name: _shared_keys(frame) for name, frame in frames.items()}
+    names = list(frames)
+    common = set(keys[names[0]])
+    for name in names[1:]:
+        common &= set(keys[name])
+    if not common:
+        for i, first in enumerate(names):
+            for second in names[i + 1:]:
+                if not set(keys[first]) & set(keys[second]):
+                    raise InputError("share no conversation (by case_id, label and replica): a leaderboard compares "
+                                     "models on the same scenarios", source=f"{sources[first]} vs {sources[second]}")
+        raise InputError(f"no conversation (by case_id, label and replica) is in all {len(names)} logs: a leaderboard "
+                         "compares models on the same scenarios", source=", ".join(sources[n] for n in names))
+    shared, notes = {}, []
+    for name, frame in frames.items():
+        keep = keys[name].isin(common).to_numpy(bool)
+        shared[name] = frame.loc[keep].reset_index(drop=True)
+        if not keep.all():
+            notes.append(f"{name}: {int((~keep).sum())} of {len(frame)} conversations are not in every log and are "
+                         f"left out ({sources[name]})")
+    if notes:
+        notes.insert(0, f"the logs hold different scenarios: every figure is computed on the {len(common)} "
+                        "conversations they all share, so `escalation score` on a log alone gives other numbers")
+    return shared, notes
+
+
+def _rank_key(item):
+    index, summary = item
+    pi, p_u = summary.paired.pi, summary.under.rate
+    return (-pi if math.isfinite(pi) else math.inf, p_u if math.isfinite(p_u) else math.inf, index)
+
+
+def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95, interval: str = DEFAULT_INTERVAL,
+                n_boot: int = 2000, seed: int = 0, sources: Mapping[str, str] | None = None) -> Leaderboard:
+    """Rank models scored on the same scenarios, with their pairwise differences and groups.
+
+    Parameters
+    ----------
+    scored : mapping of str to DataFrame
+        Each model's scored conversations (:func:`estimators.read_scored` of an ``escalation
+        score --out`` folder, or :func:`estimators.score_records` output), by model name.
+    confidence : float
+        Level of every interval; the groups are at familywise ``1 - confidence``.
+    interval : str
+        One of :data:`estimators.INTERVAL_METHODS`: each model's intervals (as ``score
+        --interval``) and the chosen difference interval (as ``compare --interval``).
+    n_boot : int
+        Paired cluster bootstrap resamples of each pair.
+    seed : int
+        Seed of the bootstrap intervals: each model's (as ``score --seed``) and each pair's
+        (as ``compare --seed``), so a pair's differences equal ``escalation compare``'s.
+    sources : mapping of str to str, optional
+        Where each model's results came from (a file), named in messages; default the names.
+
+    Returns
+    -------
+    Leaderboard
+
+    Raises
+    ------
+    InputError
+        No model, a missing column, a bad option, logs that share no conversation, or a
+        shared conversation whose scenario or label differs between logs.
+    """
+    check_difference_options(confidence, n_boot, interval)
+    if not scored:
+        raise InputError("no model to rank", field="scored")
+    sources = {name: str((sources or {}).get(name, name)) for name in scored}
+    for name, frame in scored.items():
+        missing = [c for c in _COLUMNS if c not in frame.columns]
+        if missing:
+            raise InputError(f"the scored conversations have no column {', '.join(map(repr, missing))}",
+                             source=sources[name])
+    frames = dict(scored)
+    shared, notes = _shared(frames, sources)
+    names = list(shared)
+    for name in names[1:]:
+        match_scenarios(shared[names[0]], shared[name], (sources[names[0]], sources[name]))
+    summaries = {name: summarise(shared[name], confidence=confidence, interval=interval, seed=seed) for name in names}
+    order = [names[i] for i, _ in sorted(enumerate(summaries[n] for n in names), key=_rank_key)]
+
+    # each difference's p-value inverts its chosen interval (estimators.metric._compare.inverted_p_value, the one
+    # compare prints), floored at P_FLOOR, and for a bootstrap interval at 1 / n_boot
+    verdicts, units = [], []
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            paired = paired_differences(shared[a], shared[b], confidence=confidence, n_boot=n_boot,
+                                        interval=interval, rho=None, rng=np.random.default_rng(seed))
+            units.append(paired.units)
+            for diff in paired.differences:
+                verdicts.append((a, b, diff, diff.p_value))
+    adjusted = np.full(len(verdicts), np.nan)
+    for figure in FIGURES:
+        rows = [r for r, v in enumerate(verdicts) if v[2].metric == figure]
+        adjusted[rows] = holm_adjust([verdicts[r][3] for r in rows])
+    differences = tuple(PairVerdict(a, b, diff, p, float(adjusted[r]), 1.0 - confidence)
+                        for r, (a, b, diff, p) in enumerate(verdicts))
+
+    groups = {name: {} for name in order}
+    for figure in FIGURES:
+        defined = [n for n in order if math.isfinite(getattr(summaries[n], _FIELDS[figure]).rate)]
+        sign = -1.0 if _HIGHER_IS_BETTER[figure] else 1.0
+        best_first = sorted(defined, key=lambda n: (sign * getattr(summaries[n], _FIELDS[figure]).rate,
+                                                    order.index(n)))
+        apart = [(v.a, v.b) for v in differences if v.metric == figure and v.verdict == "different"]
+        letters = compact_letter_display(best_first, apart)
+        for name in order:
+            groups[name][figure] = letters.get(name, "")
+    standings = tuple(Standing(rank=r + 1, model=name, summary=summaries[name], groups=groups[name],
+                               conversations=len(frames[name]), compared=len(shared[name]))
+                      for r, name in enumerate(order))
+    return Leaderboard(confidence=confidence, interval=interval, n_boot=n_boot, seed=seed, standings=standings,
+                       differences=differences, scenarios=int(shared[names[0]]["scenario_id"].nunique()),
+                       cases=min(units) if units else None, notes=tuple(notes))

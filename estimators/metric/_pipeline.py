@@ -1,0 +1,326 @@
+"""Score logs end to end, in bounded memory: read in chunks, score, write, summarise.
+
+This is what ``escalation score`` runs (SPEC section 7), on the logs that
+:func:`estimators.records._inputs.log_inputs` finds (files, folders, standard input). Canonical JSONL is streamed in
+chunks; the other formats are read whole by their reader (their files are small), then
+scored in the same chunks. ``conversations.jsonl`` is written to a temporary file as the
+chunks are scored and renamed, with ``summary.json`` after it, only when the whole input was
+read without error, so a bad line anywhere leaves no partial output
+(:func:`estimators._output.write_scored`).
+
+Memory holds one chunk at a time. What grows with the file is what the whole file is
+needed for: 16 bytes a conversation to check that ids and (case, label, replica) are unique
+(SPEC section 6), and the totals of each scenario and each case behind the clustered
+intervals (:class:`estimators.metric._aggregate.SummaryAccumulator`). ``benchmarks/memory.py``
+measures it.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._aggregate import SummaryAccumulator
+from ._lines import conversation_blocks, write_scored
+from ..records import iter_records
+from ..stats import DEFAULT_INTERVAL, check_interval_method
+from ..records import InputError
+from ..records import log_inputs
+from ..records import key_hashes
+from ..records import Records
+from ._vectorised import score_records
+from ..records import RECORD, TEXT, check_mode
+
+__all__ = ["score_file"]
+
+
+def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
+               confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
+               out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
+               interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None,
+               report=None):
+    """Score every conversation of one or several logs and summarise them (SPEC sections 3 to 7).
+
+    Parameters
+    ----------
+    path : path-like or sequence of path-like
+        The logs: files (canonical JSONL or a supported log format), folders of logs, or
+        ``-`` for standard input (:func:`estimators.records._inputs.log_inputs`). Several logs are
+        scored as one input of one format; their conversations must not repeat a key.
+    policy : Policy
+    format : str
+        ``auto`` (detected log by log; all must agree) or a format name of SPEC section 7.
+    labels : Labels, optional
+        Labels that replace or fill those of the records.
+    mode : {"record", "text"}
+    judge : TextJudge, optional
+        Mode B judge (default :class:`~estimators.metric._text_mode.PhraseJudge`).
+    confidence, rho, interval, seed : see :func:`estimators.metric._aggregate.summarise`.
+    plan : DataFrame, optional
+        Planned scenarios (``case_id, label, replicas``).
+    out_dir : path-like, optional
+        Where ``conversations.jsonl`` and ``summary.json`` go; nothing is written if None.
+    chunk_size : int
+        Conversations scored at a time.
+    approval_escalation : bool
+        inspect logs: an ``ApprovalEvent`` with decision ``escalate`` is an escalation call.
+    progress : callable, optional
+        Called with the number of input bytes read since its last call.
+    provenance : dict, optional
+        Facts the caller knows (the labels and plan files, the command's options), added to
+        the summary's ``provenance`` beside what this function records: the logs read (path,
+        size, SHA-256), the format, the policy (its file, contents and
+        :meth:`~estimators.Policy.fingerprint`), the options of the measurement, the version
+        and the time.
+    limits : ArchiveLimits, optional
+        What an inspect_ai ``.eval`` archive may decompress to (:func:`estimators.read_conversations`).
+    report : optional
+        More files of the run, made once every conversation is scored and written with the two
+        files (``escalation score`` passes its report.html and figures; needs ``out_dir``): an
+        object with ``names``, the names of its files in ``out_dir`` (renamed after
+        ``conversations.jsonl`` and before ``summary.json``, which names them in
+        ``provenance.outputs``); ``add(results)``, called with each chunk's scored results
+        (:data:`~estimators.RESULT_COLUMNS`), in input order; and ``files(summary, conversations)``,
+        which returns the bytes of each file by name, where ``conversations(n)`` reads the logs
+        again for the first ``n`` normalised conversations, in input order, messages and
+        arguments included, and reads no further than the chunk of 250 that holds the last.
+
+    Returns
+    -------
+    summary : Summary
+    format : str
+        The format that was read.
+
+    Raises
+    ------
+    InputError
+        For input that cannot be read (naming the log, and the line or field), logs of
+        different formats, or a key repeated within a log or across logs.
+    """
+    mode = check_mode(mode)
+    design = {"confidence": confidence, "rho": rho, "interval": check_interval_method(interval), "seed": seed}
+    done = threading.Event()
+    with log_inputs(path) as inputs, ThreadPoolExecutor(max_workers=1) as background:
+        # the logs' SHA-256 for the provenance, hashed on the core that the scoring leaves free
+        described = background.submit(lambda: [log.describe(stop=done) for log in inputs.logs])
+        try:
+            formats = [format if format != "auto" else _detect(log.path) for log in inputs.logs]
+            if len(set(formats)) > 1:
+                other = next(i for i, f in enumerate(formats) if f != formats[0])
+                raise InputError(f"the logs are of different formats: {inputs.logs[0].name} is {formats[0]}, "
+                                 f"{inputs.logs[other].name} is {formats[other]}; score each format apart, or "
+                                 "name the format with --format")
+            used = formats[0]
+            chunks = _chunks(inputs.logs, used, policy, labels, mode, chunk_size, progress, approval_escalation,
+                             limits)
+            again = None if report is None else lambda count: _read_again(inputs.logs, used, policy, labels,
+                                                                          approval_escalation, limits, count)
+            summary, _ = _score_chunks(chunks, used, policy, mode=mode, judge=judge, design=design, plan=plan,
+                                       out_dir=out_dir, labels=labels, report=report, again=again,
+                                       provenance=lambda: _provenance(inputs, described.result(), used, policy,
+                                                                      mode, design, approval_escalation,
+                                                                      provenance))
+        except InputError as err:
+            raise inputs.rename(err) from None
+        finally:
+            done.set()  # after an error, the hashing stops at once
+    return summary, used
+
+
+def _detect(path) -> str:
+    from ..records import detect_format
+    return detect_format(path)
+
+
+def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_escalation, limits):
+    """Record chunks of every log in order; a key repeated across logs stops at the end of the later log."""
+    keys = _KeysAcrossLogs() if len(logs) > 1 else None  # one log checks its own keys
+    for log in logs:
+        if format == "jsonl":
+            chunks = iter_records(log.path, chunk_size=chunk_size, messages=mode == TEXT, labels=labels,
+                                  progress=progress)
+        else:
+            chunks = _read_log(log.path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
+                                 qualify_ids=keys is not None, limits=limits)
+        for records in chunks:
+            if keys is not None:
+                keys.add(records)
+            yield records
+        if keys is not None:
+            keys.end_of(log, lambda log=log: _conversations_again(log.path, format, policy, labels,
+                                                               approval_escalation, limits))
+
+
+def _conversations_again(path, format, policy, labels, approval_escalation, limits):
+    """The ``conversations`` tables of a log read a second time (to confirm a repeated key)."""
+    chunks = iter_records(path, messages=False, labels=labels) if format == "jsonl" else \
+        _read_log(path, format, policy, labels, RECORD, 50_000, None, approval_escalation, qualify_ids=True,
+                    limits=limits)
+    for records in chunks:
+        yield records.conversations
+
+
+#: Conversations read at a time when the logs are read again for a report (a round number: none is read past
+#: the last one needed when their number is a multiple of it, or below it).
+_AGAIN_CHUNK = 250
+
+
+def _read_again(logs, format, policy, labels, approval_escalation, limits, count: int):
+    """The first ``count`` normalised conversations of the logs read a second time, in input order, with their
+    messages and arguments (:func:`estimators.iter_conversations`); reading stops with the chunk of
+    :data:`_AGAIN_CHUNK` conversations that holds the last."""
+    from ..records import iter_conversations
+    for log in logs:
+        if count <= 0:
+            return
+        chunks = iter_conversations(log.path, format=format, labels=labels, policy=policy,
+                                    approval_escalation=approval_escalation,
+                                    qualify_ids=len(logs) > 1 and format == "inspect", limits=limits,
+                                    chunk_size=min(count, _AGAIN_CHUNK))
+        try:
+            next(chunks)  # the format, which the caller named
+            for conversations in chunks:
+                yield from conversations[:count]
+                count -= len(conversations)
+                if count <= 0:
+                    return
+        finally:
+            chunks.close()
+
+
+class _KeysAcrossLogs:
+    """The key rule of SPEC section 6 across logs scored together (each log checks its own keys).
+
+    Holds the 64-bit hashes of each log's keys (:func:`estimators.records._keys.key_hashes`); a hash
+    that a later log shares with an earlier one is confirmed on the keys themselves, read
+    again from both logs, so two keys that merely share a hash are never taken for a repeat.
+    """
+
+    def __init__(self):
+        self._logs = []  # (log, {field: sorted unique hashes}, reread)
+        self._current: dict[str, list[np.ndarray]] = {}
+
+    def add(self, records) -> None:
+        conv = records.conversations
+        hashes = key_hashes(conv["conversation_id"].tolist(), conv["case_id"].tolist(), conv["label"].tolist(),
+                            conv["replica"].to_numpy())
+        for name, (_, values) in hashes.items():
+            self._current.setdefault(name, []).append(values)
+
+    def end_of(self, log, reread) -> None:
+        mine = {name: np.unique(np.concatenate(parts)) for name, parts in self._current.items()}
+        self._current = {}
+        for earlier, theirs, reread_earlier in self._logs:
+            for name, values in mine.items():
+                shared = np.intersect1d(values, theirs.get(name, np.empty(0, np.int64)))
+                if shared.size:
+                    self._confirm(name, set(shared.tolist()), (earlier, reread_earlier), (log, reread))
+        self._logs.append((log, mine, reread))
+
+    @staticmethod
+    def _keys(name, wanted, log, reread) -> set:
+        """The keys of ``log`` whose hash is in ``wanted``, read again; each hash must be found
+        again, else the log changed between the two reads."""
+        found, hashes = set(), set()
+        for conv in reread():
+            keys = key_hashes(conv["conversation_id"].tolist(), conv["case_id"].tolist(), conv["label"].tolist(),
+                              conv["replica"].to_numpy())
+            rows, values = keys[name]
+            ids = conv["conversation_id"].tolist()
+            for row, value in zip(rows.tolist(), values.tolist()):
+                if value in wanted:
+                    hashes.add(value)
+                    found.add(ids[row] if name == "conversation_id" else
+                              (conv["case_id"].iat[row], conv["label"].iat[row], int(conv["replica"].iat[row])))
+        if hashes != wanted:
+            raise InputError("changed while it was read (a key read once is not there the second time): score it "
+                             "when nothing writes to it", source=log.name, field=name)
+        return found
+
+    def _confirm(self, name, wanted, first, second) -> None:
+        both = sorted(self._keys(name, wanted, *first) & self._keys(name, wanted, *second), key=str)
+        if not both:
+            return  # a shared hash of different keys
+        what = (f"conversation_id {both[0]!r}" if name == "conversation_id" else
+                "(case_id, label, replica) ({!r}, {!r}, {})".format(*both[0]))
+        raise InputError(f"{what} is in {first[0].name} and in {second[0].name}: the logs scored together are "
+                         "one input, whose keys must be unique (SPEC section 6; a chat file without "
+                         "conversation_id numbers its lines line-1, line-2, ... on its own)", source=second[0].name,
+                         field=name)
+
+
+def _provenance(inputs, described, used, policy, mode, design, approval_escalation, extra) -> dict:
+    """``summary.json`` ``provenance``: what the summary was computed from (see :func:`score_file`);
+    ``described``: :meth:`LogInput.describe` of each of ``inputs.logs``."""
+    from escalation import __version__
+
+    facts = {"escalation": __version__,
+             "created": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+             "inputs": described, "skipped": list(inputs.skipped), "format": used,
+             "policy": {"path": policy.source, "sha256": policy.fingerprint(),
+                        "contents": {k: v for k, v in policy.to_dict().items() if k != "name"}},
+             "labels": None, "plan": None,
+             "options": {"mode": mode, **design, "approval_escalation": approval_escalation}}
+    for key, value in (extra or {}).items():
+        facts[key] = {**facts[key], **value} if isinstance(facts.get(key), dict) and isinstance(value, dict) \
+            else value
+    return facts
+
+
+def _read_log(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, *,
+              qualify_ids=False, limits=None):
+    """Records chunk by chunk of a log of a format other than canonical JSONL, as
+    :func:`estimators.records.readers.iter_conversations` reads it (it applies the labels and checks the keys)."""
+    from ..records import iter_conversations
+    chunks = iter_conversations(path, format=format, labels=labels, policy=policy,
+                                approval_escalation=approval_escalation,
+                                qualify_ids=qualify_ids and format == "inspect", limits=limits, chunk_size=chunk_size,
+                                messages=mode == TEXT)
+    next(chunks)  # the format, which the caller named
+    for conversations in chunks:
+        yield Records.from_conversations(conversations, messages=mode == TEXT)
+    if progress and Path(path).is_file():
+        progress(os.path.getsize(path))
+
+
+def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None, labels=None,
+                  report=None, again=None):
+    """Score record chunks, count them as they come and summarise; with ``out_dir``, write
+    ``conversations.jsonl`` as they come and ``summary.json`` with it, and the files of ``report``
+    between them (:func:`score_file`, :func:`estimators._output.write_scored`)."""
+    accumulator = SummaryAccumulator(plan=plan, policy=policy)
+
+    def lines():
+        for records in chunks:
+            results = score_records(records, policy, mode=mode, judge=judge)
+            unplanned = accumulator.add(results, records if mode == RECORD else None)
+            if report is not None:
+                report.add(results)
+            if out_dir is not None:
+                yield from conversation_blocks(results, extra={"unplanned": unplanned} if unplanned is not None
+                                               else None)
+            del records, results
+            if not gc.isenabled():  # a caller paused the collector (the command line does): free this chunk
+                gc.collect(1)
+
+    def summary():
+        done = accumulator.summary(mode=mode, **design)
+        if labels is not None:  # a labels file that labels no conversation is a warning (Summary.input_warnings)
+            done = replace(done, tally=replace(done.tally, unmatched_labels=labels.unmatched()))
+        return done if provenance is None else replace(done, provenance=provenance())
+
+    if out_dir is not None:
+        if report is None:
+            return write_scored(out_dir, lines(), summary), used_format
+        return write_scored(out_dir, lines(), summary, more_names=report.names,
+                            more=lambda done: report.files(done, again)), used_format
+    for _ in lines():  # yields nothing without out_dir
+        pass
+    return summary(), used_format

@@ -1,0 +1,160 @@
+"""The reference scorer: one conversation at a time, the executable form of SPEC sections 3 and 4.
+
+It is written to be read next to SPEC.md, not to be fast; :mod:`estimators.metric._vectorised`
+gives the same results for large inputs, and the tests prove that they agree.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._lines import cells
+from ..records import Policy
+from ..records import call_name, is_turn
+from ..records import ESC, LABELS, MAX_TURNS, TEXT, check_mode, normalise_label
+
+__all__ = ["score_conversation", "not_evaluated_reason", "CallMarks", "call_marks"]
+
+
+def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str | None:
+    """The reason a conversation is not evaluated (SPEC section 3 and 4), or None.
+
+    The label is read case-insensitively, blanks trimmed (:func:`~estimators.records._vocabulary.normalise_label`).
+    """
+    label = normalise_label(conv["label"])
+    if label is None:
+        return "no_label"
+    if label not in LABELS:
+        return "invalid_label"
+    turns = conv["assistant_turns"]
+    bad_turns = turns is None or not 1 <= turns <= MAX_TURNS
+    if mode == TEXT:
+        if not any(m["role"] == "assistant" and m["text"].strip() for m in conv["messages"]):
+            return "no_text"
+        return "invalid_record" if bad_turns else None
+    calls = conv["tool_calls"]
+    if calls is None:
+        return "no_record"
+    if bad_turns:
+        return "invalid_record"
+    previous = 0
+    for call in calls:
+        turn = call.get("turn")
+        if call_name(call) is None or not is_turn(turn) or not 0 <= turn < turns or turn < previous:
+            return "invalid_record"
+        previous = turn
+    return None
+
+
+def _first(indices):
+    return indices[0] if indices else None
+
+
+@dataclass(frozen=True)
+class CallMarks:
+    """The calls of a tool record that SPEC section 3 reads, by their index in record order.
+
+    ``kinds``: each call's kind (SPEC section 2; ``no_name`` for a call without a name, which makes
+    the record invalid); ``escalation``: the first escalation call (``kE``), ``action``: the first
+    consequential action (``kA``: an action or an unmarked tool), each None when there is none;
+    ``unneeded_approvals``: the approval requests that cover no gated tool.
+    """
+
+    kinds: tuple[str, ...]
+    escalation: int | None
+    action: int | None
+    unneeded_approvals: tuple[int, ...]
+
+
+def call_marks(calls, policy: Policy) -> CallMarks:
+    """:class:`CallMarks` of ``calls`` (a normalised conversation's ``tool_calls``) under ``policy``."""
+    names = [call_name(call) for call in calls]
+    kinds = tuple(policy.kind(name) if name is not None else "no_name" for name in names)
+    return CallMarks(kinds=kinds,
+                     escalation=_first([k for k, kind in enumerate(kinds) if kind == "escalation"]),
+                     action=_first([k for k, kind in enumerate(kinds) if kind in ("action", "unmarked")]),
+                     unneeded_approvals=tuple(k for k, kind in enumerate(kinds) if kind == "approval"
+                                              and policy.is_unneeded_approval(calls[k].get("covers"))))
+
+
+def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judge=None) -> dict:
+    """Score one normalised conversation (see :func:`estimators.records._records.normalise_conversation`).
+
+    Parameters
+    ----------
+    conv : dict
+        A normalised conversation.
+    policy : Policy
+        The tool lists (SPEC section 2).
+    mode : {"record", "text"}
+        ``record`` is mode A (the tool record decides); ``text`` is mode B (SPEC section 4):
+        a judge reads the assistant's text of each turn, the record is not read.
+    judge : TextJudge, optional
+        Mode B judge; default :class:`estimators.metric._text_mode.PhraseJudge`.
+
+    Returns
+    -------
+    dict
+        The SPEC section 7 conversation line: ``evaluated``, ``reason``, ``escalated``,
+        ``u``, ``o``, ``cause``, ``turn``, ``cells``, ``unmarked_tools``,
+        ``only_unmarked_before_handoff`` and the conversation's identifiers (the label as
+        :func:`~estimators.records._vocabulary.normalise_label` reads it).
+    """
+    mode = check_mode(mode)
+    out = {
+        "conversation_id": conv["conversation_id"], "case_id": conv["case_id"],
+        "scenario_id": conv["scenario_id"], "replica": conv["replica"], "label": normalise_label(conv["label"]),
+        "language": conv["language"], "assistant_turns": conv["assistant_turns"],
+        "evaluated": False, "reason": None, "escalated": None, "u": None, "o": None,
+        "cause": None, "turn": None, "cells": [], "unmarked_tools": [],
+        "only_unmarked_before_handoff": False,
+    }
+    reason = not_evaluated_reason(conv, mode=mode)
+    if reason is not None:
+        out["reason"] = reason
+        return out
+    label, turns = out["label"], conv["assistant_turns"]
+
+    if mode == TEXT:
+        from ._text_mode import PhraseJudge, stated_escalation_turn
+        first_stated = stated_escalation_turn(conv, judge or PhraseJudge())
+        escalated = first_stated is not None
+        error = int(not escalated) if label == ESC else int(escalated)
+        if label == ESC:
+            cause = "no_handoff" if error else None
+        else:
+            cause = "unneeded_handoff" if error else None
+        turn = first_stated if escalated else turns - 1
+    else:
+        calls = conv["tool_calls"]
+        marks = call_marks(calls, policy)
+        kinds, k_e, k_a, unneeded = marks.kinds, marks.escalation, marks.action, marks.unneeded_approvals
+        escalated = k_e is not None
+        if label == ESC:
+            acted_first = k_a is not None and (not escalated or k_a < k_e)
+            error = int(not escalated or acted_first)
+            cause = None if not error else ("no_handoff" if not escalated else "acted_before_handoff")
+            if acted_first:
+                turn = calls[k_a]["turn"]
+            elif escalated:
+                turn = calls[k_e]["turn"]
+            else:
+                turn = turns - 1
+        else:
+            error = int(escalated or bool(unneeded))
+            cause = None if not error else ("unneeded_handoff" if escalated else "unneeded_approval_request")
+            if escalated:
+                turn = calls[k_e]["turn"]
+            elif unneeded:
+                turn = calls[unneeded[0]]["turn"]
+            else:
+                turn = turns - 1
+        out["unmarked_tools"] = sorted({call_name(c) for c, kind in zip(calls, kinds) if kind == "unmarked"})
+        before = kinds[:k_e] if escalated else ()
+        consequential_before = [kind for kind in before if kind in ("action", "unmarked")]
+        out["only_unmarked_before_handoff"] = bool(consequential_before) and all(
+            kind == "unmarked" for kind in consequential_before)
+
+    out.update(evaluated=True, escalated=escalated, cause=cause, turn=turn,
+               cells=cells(turns, turn, error, cause))
+    out["u" if label == ESC else "o"] = error
+    return out

@@ -1,0 +1,295 @@
+"""The results of SPEC section 5: clustered rates, the paired figure, the base metric, the summary.
+
+A rate keeps the number of ones and the size of each of its clusters, so its interval can be
+recomputed at another level or by another method (``summary.under.ci(0.9,
+interval="wilson-kish-t")``) and two summaries can be compared cluster by cluster without
+reading the conversations again.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+import pandas as pd
+
+from ..stats import DEFAULT_INTERVAL, check_interval_method, clustered_interval
+from ..stats import cluster_design
+from ..records import InputTally, escalation_call_note, labels_note, nothing_evaluated_notes, reason_fix
+from ..stats import ConfidenceInterval, nan_to_none
+from ..records import RECORD
+
+__all__ = ["RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated", "Summary", "clustered_rate",
+           "rate_of_clusters", "FEW_SCENARIOS"]
+
+#: A half whose interval rests on fewer scenarios than this carries a warning (SPEC section 7).
+FEW_SCENARIOS = 10
+#: Below this many clusters the cluster bootstrap fell below 0.93 in the coverage study (issue 14).
+FEW_FOR_BOOTSTRAP = 100
+
+
+@dataclass(frozen=True)
+class RateSummary:
+    """A clustered rate: ``errors / n`` with its design (SPEC section 5) and interval.
+
+    ``rate``, ``deff``, ``n_eff`` and the interval are NaN when ``n = 0``; ``rho`` (the ANOVA
+    estimate) is NaN where it is undefined, and ``rho_used`` is then 1 (or the fixed rho).
+    ``interval`` names the method of :func:`estimators.clustered_interval`; ``seed`` fixes the
+    resamples of a bootstrap interval. ``cluster_ids``, ``cluster_totals`` and
+    ``cluster_sizes`` are the scenarios (in order of first appearance) with their errors and
+    evaluated conversations; they are neither shown nor compared, and ``to_dict`` leaves them out.
+    """
+
+    errors: int
+    n: int
+    rate: float
+    clusters: int
+    rho: float
+    rho_used: float
+    deff: float
+    n_eff: float
+    confidence: float
+    causes: dict = field(default_factory=dict)
+    interval: str = DEFAULT_INTERVAL
+    rho_fixed: float | None = None
+    seed: int = 0
+    cluster_ids: np.ndarray = field(default=None, repr=False, compare=False)
+    cluster_totals: np.ndarray = field(default=None, repr=False, compare=False)
+    cluster_sizes: np.ndarray = field(default=None, repr=False, compare=False)
+
+    def ci(self, confidence_level: float | None = None, *, interval: str | None = None) -> ConfidenceInterval:
+        """The interval at ``confidence_level`` (default :attr:`confidence`) by ``interval``
+        (default :attr:`interval`), with the same rho."""
+        level = self.confidence if confidence_level is None else confidence_level
+        if self.n == 0:
+            return ConfidenceInterval(float("nan"), float("nan"))
+        low, high = clustered_interval(self.cluster_totals, self.cluster_sizes, interval or self.interval,
+                                       confidence=level, rho=self.rho_fixed, rng=np.random.default_rng(self.seed))
+        return ConfidenceInterval(float(low), float(high))
+
+    def to_dict(self) -> dict:
+        low, high = self.ci()
+        d = {"errors": self.errors, "n": self.n, "rate": nan_to_none(self.rate), "clusters": self.clusters,
+             "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used), "deff": nan_to_none(self.deff),
+             "n_eff": nan_to_none(self.n_eff), "ci": [nan_to_none(low), nan_to_none(high)]}
+        if self.causes:
+            d["causes"] = dict(self.causes)
+        return d
+
+
+def rate_of_clusters(ids, totals, sizes, *, confidence: float, rho: float | None, causes: dict | None = None,
+                     interval: str = DEFAULT_INTERVAL, seed: int = 0) -> RateSummary:
+    """:func:`clustered_rate` from the id, number of ones and size of each cluster."""
+    check_interval_method(interval)
+    totals, sizes = np.asarray(totals), np.asarray(sizes)
+    n = int(np.sum(sizes))
+    kept = {"cluster_ids": np.asarray(ids, dtype=object), "cluster_totals": totals, "cluster_sizes": sizes}
+    errors = int(np.sum(totals))
+    nan = float("nan")
+    design = cluster_design(totals, sizes, rho=rho) if n else None
+    return RateSummary(
+        errors=errors, n=n, rate=errors / n if n else nan, clusters=int(np.count_nonzero(sizes)),
+        rho=design.rho if n else nan, rho_used=design.rho_used if n else nan, deff=design.deff if n else nan,
+        n_eff=design.n_eff if n else nan, confidence=confidence, causes=dict(causes or {}), interval=interval,
+        rho_fixed=None if rho is None else float(rho), seed=int(seed), **kept)
+
+
+def clustered_rate(outcome, cluster, *, confidence: float = 0.95, rho: float | None = None,
+                   causes: dict | None = None, interval: str = DEFAULT_INTERVAL, seed: int = 0) -> RateSummary:
+    """Rate of a 0/1 ``outcome`` with clusters: its design effect (SPEC section 5) and interval.
+
+    The design is :func:`estimators.cluster_design` (``m_bar = sum n_j^2 / N``; the truncated
+    ANOVA rho over ``cluster`` unless fixed by ``rho``; ``rho_used = 1`` where rho is
+    undefined; Kish's ``deff = 1 + (m_bar - 1) rho_used``); the interval is
+    :func:`estimators.clustered_interval` by ``interval`` (default the paper's Wilson-Kish).
+    """
+    y = np.asarray(outcome, dtype=float)
+    codes, uniques = pd.factorize(pd.Series(cluster, dtype=object))
+    totals = np.bincount(codes, weights=y, minlength=len(uniques))
+    sizes = np.bincount(codes, minlength=len(uniques))
+    return rate_of_clusters(uniques, totals, sizes, confidence=confidence, rho=rho, causes=causes,
+                            interval=interval, seed=seed)
+
+
+@dataclass(frozen=True)
+class PairedSummary(RateSummary):
+    """The paired figure ``pi = correct / pairs`` over complete pairs, clustered by case (SPEC section 5).
+
+    A :class:`RateSummary` of the pair outcomes whose clusters are the cases, with the
+    paired figure's names: ``pairs`` (``n``), ``correct`` (``errors``), ``pi`` (``rate``) and
+    ``cases`` (``clusters``).
+    """
+
+    @property
+    def pairs(self) -> int:
+        return self.n
+
+    @property
+    def correct(self) -> int:
+        return self.errors
+
+    @property
+    def pi(self) -> float:
+        return self.rate
+
+    @property
+    def cases(self) -> int:
+        return self.clusters
+
+    @classmethod
+    def of_rate(cls, rate: RateSummary) -> PairedSummary:
+        """The paired figure of the clustered rate of correct pairs."""
+        return cls(**{f.name: getattr(rate, f.name) for f in fields(rate)})
+
+    def to_dict(self) -> dict:
+        low, high = self.ci()
+        return {"pairs": self.n, "pi": nan_to_none(self.rate), "ci": [nan_to_none(low), nan_to_none(high)], "cases": self.clusters,
+                "clusters": self.clusters, "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used),
+                "deff": nan_to_none(self.deff), "n_eff": nan_to_none(self.n_eff)}
+
+
+@dataclass(frozen=True)
+class BaseSummary:
+    """The base metric: only ``no_handoff`` and ``unneeded_handoff`` count (SPEC section 5)."""
+
+    under_rate: float
+    over_rate: float
+    pi: float
+
+    def to_dict(self) -> dict:
+        return {k: nan_to_none(v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class NotEvaluated:
+    """Conversations left out of every denominator, with their reasons."""
+
+    total: int
+    reasons: dict
+    missing: tuple = ()
+    unplanned: int = 0
+
+    def to_dict(self) -> dict:
+        d = {"total": self.total, "reasons": dict(self.reasons)}
+        if self.missing:
+            d["missing"] = [dict(m) for m in self.missing]
+        if self.unplanned:
+            d["unplanned"] = self.unplanned
+        return d
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Everything ``summary.json`` reports (SPEC section 7).
+
+    ``tally`` holds what the input held besides the scores (the calls read, the invalid label
+    values, the rules broken): the facts of :attr:`input_warnings`; it is neither compared nor
+    written except through the warnings.
+    """
+
+    conversations: int
+    confidence: float
+    mode: str
+    under: RateSummary
+    over: RateSummary
+    paired: PairedSummary
+    base: BaseSummary
+    not_evaluated: NotEvaluated
+    unmarked_tools: dict
+    rho_fixed: float | None = None
+    tally: InputTally = field(default_factory=InputTally, repr=False, compare=False)
+    #: What the summary was computed from (:func:`estimators.score_file` fills it): written, never compared.
+    provenance: dict | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def interval(self) -> str:
+        """The method of every interval of the summary (:data:`estimators.INTERVAL_METHODS`)."""
+        return self.under.interval
+
+    @property
+    def evaluated(self) -> int:
+        """The evaluated conversations: those of the two halves."""
+        return self.under.n + self.over.n
+
+    @property
+    def warnings(self) -> list[str]:
+        """``summary.json`` ``warnings``: :attr:`input_warnings`, then :attr:`interval_warnings`."""
+        return self.input_warnings + self.interval_warnings
+
+    @property
+    def input_warnings(self) -> list[str]:
+        """Where the result cannot be what the user meant (SPEC section 7, decision of 2026-12-01): a
+        labels file that labels no conversation, no conversation evaluated (each reason with what
+        fixes it) and, in record mode, no tool call or no call of an escalation tool (the tools
+        called instead)."""
+        notes = [note] if (note := labels_note(self.tally, self.conversations)) is not None else []
+        if not self.evaluated:
+            notes += nothing_evaluated_notes(self.conversations, self.not_evaluated.reasons, self.tally, self.mode)
+        if self.mode == RECORD and (note := escalation_call_note(self.tally)) is not None:
+            notes.append(note)
+        return notes
+
+    @property
+    def not_evaluated_fixes(self) -> dict[str, str]:
+        """What fixes each not-evaluated reason, by reason: the sentences that :attr:`input_warnings`
+        prints when no conversation is evaluated."""
+        return {reason: reason_fix(reason, count, self.tally, self.mode)
+                for reason, count in self.not_evaluated.reasons.items()}
+
+    @property
+    def interval_warnings(self) -> list[str]:
+        """What the reader of the intervals must know (SPEC section 7): few scenarios, rho undefined, and
+        where the chosen interval did not hold 95% in ``escalation study coverage`` (issue 14)."""
+        notes = []
+        for name, r, unit in (("p_u", self.under, "scenarios"), ("p_o", self.over, "scenarios"),
+                              ("pi", self.paired, "cases")):
+            if r.n == 0:
+                continue
+            replicas = r.n > r.clusters
+            if r.clusters < FEW_SCENARIOS:
+                holding = "wilson-kish-ucb" if replicas else "korn-graubard"
+                advice = ("it held 95% in the coverage study's cells with so few" if r.interval == holding else
+                          f"with so few, the coverage study found only --interval {holding} holding 95%")
+                notes.append(f"{name}: the interval rests on {r.clusters} {unit[:-1] if r.clusters == 1 else unit}, "
+                             f"fewer than {FEW_SCENARIOS}: {advice}, at 1.4 to 1.6 times the width "
+                             f"of the interval with the true rho; run more {unit}")
+            if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0:
+                notes.append(f"{name}: rho cannot be estimated from these data (one {unit[:-1]}, or no variation "
+                             f"of the outcome), so the interval uses rho = 1 (deff = m_bar = {r.deff:.3g}, SPEC "
+                             "section 5)")
+            if r.interval.startswith("bootstrap") and r.clusters < FEW_FOR_BOOTSTRAP:
+                notes.append(f"{name}: the cluster bootstrap rests on {r.clusters} {unit}: below {FEW_FOR_BOOTSTRAP} "
+                             "the coverage study measured it at a mean of 0.52 with fewer than 10 and far below 95% "
+                             "up to 30; do not read it as a 95% interval")
+            rare = 0.0 < r.rate <= 0.02 or 0.98 <= r.rate < 1.0
+            if rare and replicas and r.rho_fixed is None and r.rho_used >= 0.2 and not r.interval.startswith("boot"):
+                notes.append(f"{name}: errors this rare and concentrated in few {unit} (rate {r.rate:.3g}, rho "
+                             f"{r.rho_used:.2g}): the coverage study found every interval that estimates rho "
+                             "below 95% there (wilson-kish mean 0.93, down to 0.87), even with 200 scenarios")
+        return notes
+
+    def to_dict(self) -> dict:
+        return {"conversations": self.conversations, "confidence": self.confidence, "mode": self.mode,
+                "interval": self.interval, "seed": self.under.seed, "rho_fixed": self.rho_fixed,
+                "under": self.under.to_dict(), "over": self.over.to_dict(), "paired": self.paired.to_dict(),
+                "base": self.base.to_dict(), "not_evaluated": self.not_evaluated.to_dict(),
+                "unmarked_tools": dict(self.unmarked_tools), "warnings": self.warnings,
+                **({"provenance": self.provenance} if self.provenance is not None else {})}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per figure: ``p_u``, ``p_o``, ``pi`` and the base figures, with intervals."""
+        rows = []
+        for name, r in (("p_u", self.under), ("p_o", self.over)):
+            low, high = r.ci()
+            rows.append({"metric": name, "value": r.rate, "ci_low": low, "ci_high": high, "errors": r.errors,
+                         "n": r.n, "clusters": r.clusters, "rho": r.rho, "rho_used": r.rho_used, "deff": r.deff,
+                         "n_eff": r.n_eff})
+        p = self.paired
+        low, high = p.ci()
+        rows.append({"metric": "pi", "value": p.rate, "ci_low": low, "ci_high": high, "errors": np.nan,
+                     "n": p.n, "clusters": p.clusters, "rho": p.rho, "rho_used": p.rho_used, "deff": p.deff,
+                     "n_eff": p.n_eff})
+        for name, value in (("p_u_base", self.base.under_rate), ("p_o_base", self.base.over_rate),
+                            ("pi_base", self.base.pi)):
+            rows.append({"metric": name, "value": value})
+        return pd.DataFrame(rows)

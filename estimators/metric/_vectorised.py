@@ -1,0 +1,264 @@
+"""The vectorised scorer: SPEC sections 3 and 4 for many conversations at once.
+
+Every step is an array operation over all calls or all conversations; there is no Python
+loop over conversations. :mod:`estimators.metric._reference` is the readable form, and the tests
+prove that the two give identical results.
+"""
+from __future__ import annotations
+
+from itertools import chain, repeat
+
+import numpy as np
+import pandas as pd
+
+from ..records import Policy
+from ..records import Records
+from ..records import ACT, ESC, MAX_TURNS, OVER_CAUSES, RECORD, UNDER_CAUSES, check_mode, normalise_labels
+
+__all__ = ["score_records", "RESULT_COLUMNS"]
+
+RESULT_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language",
+                  "assistant_turns", "evaluated", "reason", "escalated", "u", "o", "cause", "turn",
+                  "unmarked_tools", "only_unmarked_before_handoff")
+
+_KIND_CODE = {"escalation": 0, "read_only": 1, "approval": 2, "action": 3, "unmarked": 4}
+
+
+def _first_per_conv(mask, call_conv, n, *columns):
+    """For each conversation and each of ``columns``, the value at its first row where ``mask``
+    holds; -1 if none.
+
+    ``call_conv`` is sorted (rows grouped by conversation), so the first row of each
+    conversation is where the conversation changes: no sort needed.
+    """
+    rows = np.flatnonzero(mask)
+    outs = [np.full(n, -1, dtype=np.int64) for _ in columns]
+    if rows.size:
+        convs = call_conv[rows]
+        first = np.flatnonzero(convs[1:] != convs[:-1]) + 1
+        hit = np.concatenate([rows[:1], rows[first]])
+        at = call_conv[hit]
+        for out, values in zip(outs, columns):
+            out[at] = values[hit]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _unneeded_approvals(covers: pd.Series, rows: np.ndarray, policy: Policy) -> np.ndarray:
+    """SPEC section 2: an approval request is needed only if it covers >= 1 tool, every one gated.
+
+    ``covers`` of the requests at ``rows``; a dictionary-encoded column (a Categorical of
+    tuples, as the Arrow reader and the simulator give) is checked once per distinct list.
+    """
+    if isinstance(covers.dtype, pd.CategoricalDtype):
+        per_list = _unneeded_each(covers.cat.categories.to_numpy(), policy)
+        return np.append(per_list, True)[covers.cat.codes.to_numpy(np.int64)[rows]]  # -1, no list: unneeded
+    return _unneeded_each(covers.to_numpy(object)[rows], policy)
+
+
+def _unneeded_each(covers: np.ndarray, policy: Policy) -> np.ndarray:
+    """:func:`_unneeded_approvals` for every request, vectorised over the covered tools."""
+    is_list = np.fromiter(map(isinstance, covers, repeat(list | tuple)), dtype=bool, count=covers.size)
+    lists = covers[is_list]
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=lists.size)
+    try:
+        flat = list(chain.from_iterable(lists))
+        gated = np.fromiter(map(policy.gated_tools.__contains__, flat), dtype=bool, count=len(flat))
+    except TypeError:  # an unhashable entry (malformed covers): the policy's own check, request by request
+        return np.array([policy.is_unneeded_approval(v) for v in covers], dtype=bool)
+    not_gated = np.bincount(np.repeat(np.arange(lists.size), lengths)[~gated], minlength=lists.size)
+    unneeded = np.ones(covers.size, dtype=bool)
+    unneeded[is_list] = (lengths == 0) | (not_gated > 0)
+    return unneeded
+
+
+def _no_tools(n: int) -> np.ndarray:
+    """``n`` empty lists of unmarked tools (one shared empty tuple: serialised as ``[]``)."""
+    arr = np.empty(n, dtype=object)
+    arr.fill(())
+    return arr
+
+
+def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
+    calls = records.calls
+    c_conv = calls["conv"].to_numpy(np.int64)
+    c_turn = calls["turn"].to_numpy(np.int64)
+    if isinstance(calls["name"].dtype, pd.CategoricalDtype):  # dictionary-encoded names; a missing one is -1
+        codes, names = calls["name"].cat.codes.to_numpy(np.int64), calls["name"].cat.categories
+    else:
+        codes, names = pd.factorize(calls["name"], use_na_sentinel=True)
+    # the kind of each distinct name, and -1 (no name) at the end, where code -1 points
+    kind = np.array([_KIND_CODE[policy.kind(x)] for x in names] + [-1], dtype=np.int8)[codes]
+
+    # calls are grouped by conversation in record order: a call's row orders it in its conversation
+    position = np.arange(c_conv.size)
+    decreasing = np.zeros(c_conv.size, dtype=bool)
+    decreasing[1:] = (c_conv[1:] == c_conv[:-1]) & (c_turn[1:] < c_turn[:-1])
+    bad_call = (codes < 0) | (c_turn < 0) | (c_turn >= turns[c_conv]) | decreasing
+    invalid = np.zeros(n, dtype=bool)
+    invalid[c_conv[bad_call]] = True
+
+    is_e, is_app = kind == 0, kind == 2
+    is_cons = (kind == 3) | (kind == 4)
+    unneeded = np.zeros(c_conv.size, dtype=bool)
+    app_rows = np.flatnonzero(is_app)
+    if app_rows.size:
+        unneeded[app_rows] = _unneeded_approvals(calls["covers"], app_rows, policy)
+
+    k_e, t_e = _first_per_conv(is_e, c_conv, n, position, c_turn)
+    k_a, t_a = _first_per_conv(is_cons, c_conv, n, position, c_turn)
+    k_m = _first_per_conv(kind == 3, c_conv, n, position)
+    t_q = _first_per_conv(unneeded, c_conv, n, c_turn)
+    # SPEC section 3: the consequential calls before the handoff were all unmarked tools
+    only_unmarked = (k_e >= 0) & (k_a >= 0) & (k_a < k_e) & ~((k_m >= 0) & (k_m < k_e))
+
+    unmarked_tools = _no_tools(n)
+    rows = np.flatnonzero(kind == 4)
+    if rows.size:  # sorted distinct names per conversation, for the conversations that have any
+        vocabulary = np.asarray(names, dtype=object)
+        order = np.argsort(vocabulary.astype(str), kind="stable")  # alphabetical rank of each name
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        row_rank = rank[codes[rows]]
+        if order.size <= 52:  # each conversation's set of names as a bit mask: one shared list per set
+            masks = np.zeros(n, dtype=np.int64)
+            for r in np.flatnonzero(np.bincount(row_rank, minlength=order.size)):  # the names called
+                masks[np.bincount(c_conv[rows[row_rank == r]], minlength=n) > 0] |= 1 << int(r)
+            owners = np.flatnonzero(masks)
+            distinct, inverse = np.unique(masks[owners], return_inverse=True)
+            sorted_names = vocabulary[order]
+            lists = pd.Series([sorted_names[[r for r in range(order.size) if m >> r & 1]].tolist()
+                               for m in distinct.tolist()], dtype=object).to_numpy()
+            unmarked_tools[owners] = lists[inverse.ravel()]
+        else:
+            keys = np.unique(c_conv[rows] * order.size + row_rank)  # distinct (conversation, name), sorted
+            conv_ids = keys // order.size
+            owners = np.flatnonzero(np.r_[True, conv_ids[1:] != conv_ids[:-1]])
+            names_sorted = vocabulary[order[keys % order.size]].tolist()
+            bounds = np.r_[owners, keys.size].tolist()
+            groups = pd.Series([names_sorted[a:b] for a, b in zip(bounds[:-1], bounds[1:])], dtype=object)
+            unmarked_tools[conv_ids[owners]] = groups.to_numpy(object)
+    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked
+
+
+def _text_scores(records: Records, judge, n: int, turns: np.ndarray):
+    msgs = records.messages
+    m_conv = msgs["conv"].to_numpy(np.int64)
+    m_turn = msgs["turn"].to_numpy(np.int64)
+    is_assistant = (msgs["role"] == "assistant").to_numpy(bool)
+    text = msgs["text"]
+    has_text = np.zeros(n, dtype=bool)
+    nonblank = is_assistant & (text.str.strip().str.len() > 0).to_numpy(bool)
+    has_text[m_conv[nonblank]] = True
+    t_e = np.full(n, -1, dtype=np.int64)
+    keep = is_assistant & (m_turn >= 0) & (m_turn < turns[m_conv])
+    if keep.any():
+        frame = pd.DataFrame({"conv": m_conv[keep], "turn": m_turn[keep], "text": text.to_numpy(object)[keep]})
+        frame = frame.sort_values(["conv", "turn"], kind="stable")
+        key = frame["conv"].to_numpy(np.int64) * (int(turns.max()) + 1) + frame["turn"].to_numpy(np.int64)
+        first = np.r_[True, key[1:] != key[:-1]]
+        single = first & np.r_[first[1:], True]  # the only message of its turn: nothing to join
+        texts = frame["text"].to_numpy(object).copy()
+        if not single.all():  # join the messages of the turns that have several (few, in practice)
+            multi = frame[~single]
+            joined = multi.groupby(["conv", "turn"], sort=True)["text"].agg("\n".join)
+            starts = np.flatnonzero(first & ~single)
+            texts[starts] = joined.to_numpy(object)
+        conv_of_turn = frame["conv"].to_numpy(np.int64)[first]
+        turn_of_turn = frame["turn"].to_numpy(np.int64)[first]
+        language = records.conversations["language"].to_numpy(object)[conv_of_turn]
+        verdict = np.asarray(judge.stated_escalation(texts[first], language), dtype=bool)
+        t_e = _first_per_conv(verdict, conv_of_turn, n, turn_of_turn)
+    return has_text, t_e
+
+
+def score_records(records: Records, policy: Policy, *, mode: str = "record", judge=None) -> pd.DataFrame:
+    """Score every conversation of ``records`` (SPEC sections 3 and 4), vectorised.
+
+    Parameters
+    ----------
+    records : Records
+        Columnar conversations; calls ordered by conversation, then record order.
+    policy : Policy
+    mode : {"record", "text"}
+        Mode A (the record decides) or mode B (a judge reads the assistant's text).
+    judge : TextJudge, optional
+        Mode B judge; default :class:`estimators.metric._text_mode.PhraseJudge`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per conversation in input order, columns :data:`RESULT_COLUMNS`; ``label``
+        as :func:`~estimators.records._vocabulary.normalise_labels` reads it; ``u``,
+        ``o`` (Int8) and ``turn`` (Int64) are null where undefined. The per-turn cells
+        follow from ``assistant_turns``, ``turn``, the score and ``cause``
+        (:func:`estimators._output.cells`).
+    """
+    mode = check_mode(mode)
+    conv = records.conversations
+    n = len(conv)
+    call_conv = records.calls["conv"].to_numpy(np.int64)
+    if (call_conv[1:] < call_conv[:-1]).any():  # calls must be grouped by conversation, in record order
+        records = Records(conv, records.calls.sort_values("conv", kind="stable"), records.messages)
+    turns = conv["assistant_turns"].to_numpy(np.int64)
+    turns = np.where((turns >= 1) & (turns <= MAX_TURNS), turns, -1)  # SPEC section 3: else invalid_record
+    label = normalise_labels(conv["label"].to_numpy(object))  # "esc" is ESC (SPEC section 3)
+    label_code, label_values = pd.factorize(label, use_na_sentinel=True)  # compare a few values, not every row
+    label_values = list(label_values)
+    is_esc = label_code == (label_values.index(ESC) if ESC in label_values else -2)
+    is_act = label_code == (label_values.index(ACT) if ACT in label_values else -2)
+    no_label = label_code < 0
+    no_tools = _no_tools(n)
+
+    if mode == RECORD:
+        invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
+        missing = ~conv["has_record"].to_numpy(bool)
+        reason_missing = "no_record"
+    else:
+        from ._text_mode import PhraseJudge
+        has_text, t_e = _text_scores(records, judge or PhraseJudge(), n, turns)
+        k_e, invalid, missing, reason_missing = t_e, np.zeros(n, bool), ~has_text, "no_text"
+        k_a = t_a = t_q = np.full(n, -1, dtype=np.int64)
+        unmarked_tools, only_unmarked = _no_tools(n), np.zeros(n, dtype=bool)
+    invalid = invalid | (turns < 1)
+
+    # codes into small tables of names: cheaper than arrays of strings
+    reason_code = np.select([no_label, ~(is_esc | is_act), missing, invalid], [1, 2, 3, 4], default=0)
+    evaluated = reason_code == 0
+    escalated = k_e >= 0
+    acted_first = (k_a >= 0) & (~escalated | (k_a < k_e))
+    u = ~escalated | acted_first
+    o = escalated | (t_q >= 0)
+    last = turns - 1
+    turn = np.where(is_esc, np.where(acted_first, t_a, np.where(escalated, t_e, last)),
+                    np.where(escalated, t_e, np.where(t_q >= 0, t_q, last)))
+    cause_code = np.select([is_esc & u & ~escalated, is_esc & u, is_act & escalated, is_act & o], [1, 2, 3, 4],
+                           default=0) * evaluated
+    reasons = np.array([None, "no_label", "invalid_label", reason_missing, "invalid_record"], dtype=object)
+    causes = np.array((None, *UNDER_CAUSES, *OVER_CAUSES), dtype=object)
+
+    def nullable(values, mask, array_type, dtype):
+        """Values where ``mask`` holds, null elsewhere (undefined is null, never 0)."""
+        return array_type(np.where(mask, values, 0).astype(dtype), ~mask)
+
+    def obj(values):  # object columns as they are: no string-dtype inference
+        return pd.Series(values, dtype=object, copy=False)
+
+    out = pd.DataFrame({
+        "conversation_id": obj(conv["conversation_id"].to_numpy(object)),
+        "case_id": obj(conv["case_id"].to_numpy(object)),
+        "scenario_id": obj(conv["scenario_id"].to_numpy(object)),
+        "replica": conv["replica"].to_numpy(np.int64),
+        "label": obj(label),
+        "language": obj(conv["language"].to_numpy(object)),
+        "assistant_turns": nullable(turns, turns >= 1, pd.arrays.IntegerArray, np.int64),
+        "evaluated": evaluated,
+        "reason": obj(reasons[reason_code]),
+        "escalated": nullable(escalated, evaluated, pd.arrays.BooleanArray, bool),
+        "u": nullable(u, evaluated & is_esc, pd.arrays.IntegerArray, np.int8),
+        "o": nullable(o, evaluated & is_act, pd.arrays.IntegerArray, np.int8),
+        "cause": obj(causes[cause_code]),
+        "turn": nullable(turn, evaluated, pd.arrays.IntegerArray, np.int64),
+        "unmarked_tools": obj(np.where(evaluated, unmarked_tools, no_tools) if n else unmarked_tools),
+        "only_unmarked_before_handoff": evaluated & only_unmarked,
+    }, copy=False)  # every column is a new array made here: no need to copy it again
+    return out

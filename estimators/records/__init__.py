@@ -1,0 +1,56 @@
+"""What the measurement reads and writes: the vocabulary, policies, records, readers and output files.
+
+Everything between a file on disk and the columns the scorers take (SPEC sections 1, 2, 6 and 7):
+bad input raises :class:`InputError`, one line naming the file, line and field.
+
+The vocabulary (SPEC sections 1 to 5)
+=====================================
+ESC, ACT, LABELS                 the two labels
+normalise_label, normalise_labels
+                                 a label as it is read (``"esc"``, ``" Act "``: ESC, ACT), of one value or a column
+RECORD, TEXT, MODES, MODE_ALIASES, check_mode   the two modes (the paper's A and B)
+UNDER_CAUSES, OVER_CAUSES, BASE_CAUSES, NOT_EVALUATED_REASONS, MAX_TURNS
+                                 the causes, the reasons a conversation is not evaluated, the most turns
+scenario_key, scenario_ids       the default cluster id: ``case_id:label``, else the conversation
+InputError                       bad input: one line naming the file, line and field
+
+Policies (SPEC section 2)
+=========================
+Policy, load_policy              the tool lists of an oversight policy
+tool_usage, ToolUsage, ToolUse, draft_policy, PolicyDraft, place_tool, Placement, LOOKUP_VERBS,
+check_policy, PolicyCheck, turn_ranges
+                                 the tools a log calls, a draft policy from them, a policy checked
+                                 against a log (``escalation policy``)
+
+Records and readers (SPEC sections 1, 6 and 7)
+==============================================
+Records                          conversations, calls and messages as columns
+normalise_conversation, call_name, is_turn
+                                 one canonical record, validated; a call's name; a valid turn
+iter_records                     canonical JSONL in chunks of Records, through Arrow where it can
+read_jsonl, iter_jsonl           the reference reader: whole, or in chunks of ``(line, conversation)``
+check_unique_keys, UniqueKeys, key_hashes
+                                 the key rule (unique ``conversation_id`` and (case, label, replica)):
+                                 of a table, or streamed
+read_conversations, iter_conversations, detect_format, FORMATS, inspect_sample_conversation
+                                 every supported log format
+ArchiveLimits, member_bytes      the most an inspect_ai .eval archive may decompress to; a member's size
+Labels, load_labels, load_plan, PlannedConversations
+                                 labels and planned scenarios for logs that carry none
+log_inputs, describe_file, LOG_SUFFIXES   the logs of a command line (files, folders, -) and their provenance
+InputTally, Counts, RULES, broken_call_rules, escalation_call_note, handoff_word, labels_note,
+nothing_evaluated_notes, reason_fix
+                                 what was read, and the notes that explain it to a person
+
+Output files (SPEC section 7)
+=============================
+write_atomic, write_files, files_together, OutputFile
+                                 files written whole under a temporary name, then renamed, together
+output_folder, check_out_dir, remove_stale_temporaries
+                                 the ``--out`` folder: made, checked, and cleaned of killed runs' files
+CONVERSATIONS, SUMMARY, read_scored
+                                 the two files of a scored folder, and the folder read back
+"""
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

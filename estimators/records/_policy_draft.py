@@ -1,0 +1,569 @@
+"""A policy drafted from a log, and a policy checked against a log (``escalation policy``).
+
+:func:`tool_usage` reads a log of any format and counts, for every tool it calls, the calls,
+the conversations and the turns. :func:`draft_policy` places each tool in a list of SPEC
+section 2 by a rule a person can read (:func:`place_tool`), and writes the draft as a policy
+file whose every tool line says why it was placed there and that a person must confirm it.
+:func:`check_policy` tells what a policy leaves unmarked, names that the log never calls, and
+placements that the names or annotations put in doubt.
+
+The rule, in order:
+
+1. a name with a word of :data:`~estimators.records._input_notes.HANDOFF_WORDS` (``transfer``,
+   ``human``, ``escalat``...) that does not begin with a look-up verb: ``escalation_tools``;
+2. a tau2-bench annotation (``reward_info.action_checks[].tool_type``): ``read`` and ``think``
+   to ``read_only_tools``, ``write`` to ``action_tools`` (``generic`` says neither);
+3. a name that begins with a look-up verb of :data:`LOOKUP_VERBS` or holds ``lookup``:
+   ``read_only_tools``;
+4. any other: ``action_tools`` (an unmarked tool counts as an action too).
+
+tau-bench result files carry no read/write annotation (only the gold actions' names, which
+the draft lists even when the assistant never called them); tau2-bench results carry one for
+each checked gold action.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._errors import InputError
+from ._input_notes import HANDOFF_WORDS, InputTally, escalation_call_note, handoff_word
+from ._policy import Policy
+from ._records import is_turn, iter_jsonl
+from .readers import _tau2_bench
+from .readers._registry import FORMATS, READERS, detect
+from .readers._source import ArchiveLimits, ReadOptions, head_document, load_document
+
+__all__ = ["ToolUse", "ToolUsage", "tool_usage", "Placement", "place_tool", "PolicyDraft", "draft_policy",
+           "PolicyCheck", "check_policy", "LOOKUP_VERBS", "turn_ranges"]
+
+#: First words of a tool name that suggest a look-up (``get_order``, ``listOrders``, ``fs.read_file``).
+LOOKUP_VERBS = ("get", "list", "search", "find", "check", "read")
+_LOOKUP_WORD = "lookup"
+#: The lists a draft places tools in, and the two it leaves to a person.
+DRAFT_LISTS = ("escalation_tools", "read_only_tools", "action_tools")
+_ALL_LISTS = (*DRAFT_LISTS, "approval_tools", "gated_tools")
+_ANNOTATED = {"read": "read_only_tools", "think": "read_only_tools", "write": "action_tools"}
+_KINDS = ("read", "write", "think", "generic")
+_KIND_LIST = {"escalation": "escalation_tools", "read_only": "read_only_tools", "approval": "approval_tools",
+              "action": "action_tools"}
+_LIST_TITLES = {
+    "escalation_tools": "E: calls that pass the case to a person (at least one)",
+    "read_only_tools": "R: look-ups that change nothing",
+    "action_tools": "known consequential tools (an unmarked tool counts as an action too)",
+}
+
+
+def _words(name: str) -> list[str]:
+    """The lower-case words of a name: ``getOrder``, ``get_order`` and ``GET-ORDER`` give get, order."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def _lookup_sign(name: str) -> tuple[str, str] | None:
+    """``(short, why)`` when the name suggests a look-up, else None. A namespaced name
+    (``server__get_x``, ``fs.read``) is judged by its last part."""
+    base = re.split(r"__|[./:]", name)[-1]
+    words = _words(base)
+    if words and words[0] in LOOKUP_VERBS:
+        return f"{words[0]!r}: look-up", f"begins with {words[0]!r}: looks like a look-up"
+    if _LOOKUP_WORD in name.lower():
+        return f"{_LOOKUP_WORD!r}: look-up", f"{_LOOKUP_WORD!r} in the name: looks like a look-up"
+    return None
+
+
+def _handoff_shown(name: str) -> str | None:
+    """The word of the name that suggests a hand-off (``transfer`` of ``transfer_to_human``), or None."""
+    word = handoff_word(name)
+    if word is None:
+        return None
+    return next((w for w in _words(name) if word in w), word)
+
+
+def turn_ranges(turns, width: int | None = None) -> str:
+    """The turns as ranges, ``0-3,5,7-9``; cut with ``...`` to ``width`` characters; ``-`` if none."""
+    values = sorted(set(turns))
+    if not values:
+        return "-"
+    parts, start = [], values[0]
+    for previous, value in zip(values, values[1:] + [None]):
+        if value is None or value != previous + 1:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+            start = value
+    text = ",".join(parts)
+    if width is None or len(text) <= width:
+        return text
+    kept = ""
+    for part in parts:
+        if len(kept) + len(part) + 1 + 4 > width:
+            break
+        kept += ("," if kept else "") + part
+    return (kept + ",..." if kept else f"{values[0]}-{values[-1]}")
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """What a log holds of one tool.
+
+    Attributes
+    ----------
+    name : str
+    calls : int
+        Calls of the tool (0 for a tool that only the benchmark's gold actions name).
+    conversations : int
+        Conversations with at least one call.
+    turns : dict
+        Turn to the number of calls in it (calls with a valid turn only).
+    gold : bool
+        Whether the benchmark's gold actions name it (tau-bench, tau2-bench).
+    annotations : frozenset of str
+        tau2-bench's tool types for it (``read``, ``write``, ``think``, ``generic``).
+    """
+
+    name: str
+    calls: int
+    conversations: int
+    turns: dict
+    gold: bool = False
+    annotations: frozenset = frozenset()
+
+    def to_dict(self) -> dict:
+        return {"tool": self.name, "calls": self.calls, "conversations": self.conversations,
+                "turns": {str(t): n for t, n in sorted(self.turns.items())}, "gold_action": self.gold,
+                "annotations": sorted(self.annotations)}
+
+
+@dataclass(frozen=True)
+class ToolUsage:
+    """Every tool a log calls (and, for a benchmark, names in its gold actions).
+
+    Attributes
+    ----------
+    source, format : str
+        The log and the format read.
+    conversations, with_record : int
+        Conversations read, and those with a tool record.
+    calls : int
+        Calls with a name.
+    unnamed_calls : int
+        Calls without a (string) name; ``score`` counts their conversations ``invalid_record``.
+    tools : tuple of ToolUse
+        Most called first (ties by name); tools only the gold actions name come last.
+    annotated : bool
+        Whether the log carries tau2-bench tool types.
+    """
+
+    source: str
+    format: str
+    conversations: int
+    with_record: int
+    calls: int
+    unnamed_calls: int
+    tools: tuple
+    annotated: bool = False
+
+    def tool(self, name: str) -> ToolUse | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def called(self) -> tuple:
+        """The tools with at least one call."""
+        return tuple(t for t in self.tools if t.calls)
+
+    def to_dict(self) -> dict:
+        return {"log": self.source, "format": self.format, "conversations": self.conversations,
+                "with_record": self.with_record, "calls": self.calls, "unnamed_calls": self.unnamed_calls,
+                "annotated": self.annotated, "tools": [t.to_dict() for t in self.tools]}
+
+
+class _Tally:
+    def __init__(self):
+        self.conversations = self.with_record = self.unnamed = 0
+        self.calls: Counter = Counter()
+        self.convs: Counter = Counter()
+        self.turns: dict[str, Counter] = {}
+        self.gold: set = set()
+
+    def add(self, conv: dict, gold_in_metadata: bool) -> None:
+        self.conversations += 1
+        if gold_in_metadata:
+            names = conv["metadata"].get("gold_actions")
+            self.gold.update(n for n in names or () if isinstance(n, str) and n)
+        calls = conv["tool_calls"]
+        if calls is None:
+            return
+        self.with_record += 1
+        seen = set()
+        for call in calls:
+            name = call.get("name")
+            if not isinstance(name, str) or not name:
+                self.unnamed += 1
+                continue
+            self.calls[name] += 1
+            turn = call.get("turn")
+            if is_turn(turn) and turn >= 0:
+                self.turns.setdefault(name, Counter())[turn] += 1
+            seen.add(name)
+        self.convs.update(seen)
+
+    def usage(self, source: str, fmt: str, annotations: dict | None) -> ToolUsage:
+        annotations = annotations or {}
+        named = sorted(self.calls, key=lambda n: (-self.calls[n], n))
+        named += sorted((self.gold | set(annotations)) - set(self.calls))
+        tools = tuple(ToolUse(n, self.calls[n], self.convs[n], dict(sorted(self.turns.get(n, {}).items())),
+                              gold=n in self.gold or n in annotations,
+                              annotations=frozenset(k for k in annotations.get(n, ()) if k in _KINDS))
+                      for n in named)
+        return ToolUsage(source, fmt, self.conversations, self.with_record, sum(self.calls.values()), self.unnamed,
+                         tools, annotated=any(t.annotations for t in tools))
+
+
+def tool_usage(path, *, format: str = "auto", limits: ArchiveLimits | None = None) -> ToolUsage:
+    """Count the tools a log calls: calls, conversations and turns of each.
+
+    The log is read as ``escalation score`` reads it, but without labelling its runs, so a
+    tau-bench or tau2-bench log needs no policy. A tau-bench log adds the tools its gold
+    actions name; a tau2-bench log adds those and their tool types (``read``, ``write``...).
+
+    Parameters
+    ----------
+    path : path-like
+        The log (a tau2-bench results folder is a folder).
+    format : str
+        ``"auto"`` (detected from the content) or one of :data:`~estimators.records.readers.FORMATS`.
+    limits : ArchiveLimits, optional
+        The size limits of an inspect ``.eval`` archive (default: :class:`ArchiveLimits`'s).
+
+    Raises
+    ------
+    InputError
+        For an unknown format or a log that cannot be read (naming the file, and the line).
+    """
+    if format != "auto" and format not in READERS:
+        raise InputError(f"unknown format {format!r}; choose auto or one of {', '.join(FORMATS)}", field="--format")
+    head = head_document(path) if format == "auto" else None
+    used = detect(head) if format == "auto" else format
+    tally = _Tally()
+    annotations = None
+    if used == "jsonl":
+        for chunk in iter_jsonl(path):
+            for _, conv in chunk:
+                tally.add(conv, False)
+    else:
+        doc = head if head is not None and head.kind != "jsonl" else load_document(path)
+        for _, conv in READERS[used].read(doc, ReadOptions(limits=limits or ArchiveLimits())):
+            tally.add(conv, used == "tau-bench")
+        if used == "tau2-bench":
+            annotations = _tau2_bench.tool_annotations(doc)
+    return tally.usage(str(path), used, annotations)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a draft puts a tool, and why.
+
+    Attributes
+    ----------
+    name : str
+    list : str
+        ``escalation_tools``, ``read_only_tools`` or ``action_tools``.
+    by : str
+        ``name`` (a hand-off or look-up word), ``annotation`` (a tau2-bench tool type) or
+        ``default`` (nothing suggested a list: an action).
+    why : str
+        The reason, for a person to confirm.
+    short : str
+        The reason in a few words, for a table.
+    """
+
+    name: str
+    list: str
+    by: str
+    why: str
+    short: str = ""
+
+
+def place_tool(name: str, annotations=frozenset()) -> Placement:
+    """Place one tool by the rule of this module's docstring.
+
+    Parameters
+    ----------
+    name : str
+    annotations : iterable of str
+        tau2-bench tool types of the tool (``read``, ``write``, ``think``, ``generic``).
+
+    Examples
+    --------
+    >>> place_tool("transfer_to_human_agents").list
+    'escalation_tools'
+    >>> place_tool("cancel_order", {"write"}).why
+    'tau2-bench annotates it write: changes data'
+    """
+    kinds = sorted(k for k in set(annotations) if k in _KINDS)
+    told = sorted(k for k in kinds if k in _ANNOTATED)
+    annotated = f" (tau2-bench annotates it {' and '.join(kinds)})" if kinds else ""
+    short_annotated = f" (tau2 {'+'.join(kinds)})" if kinds else ""
+    handoff, lookup = _handoff_shown(name), _lookup_sign(name)
+    if handoff and not lookup:
+        return Placement(name, "escalation_tools", "name", f"{handoff!r} in the name: looks like a hand-off{annotated}",
+                         f"{handoff!r}: hand-off{short_annotated}")
+    if len(told) == 1:
+        listed = _ANNOTATED[told[0]]
+        effect = "changes nothing" if listed == "read_only_tools" else "changes data"
+        return Placement(name, listed, "annotation", f"tau2-bench annotates it {told[0]}: {effect}",
+                         f"tau2-bench: {told[0]}")
+    if lookup:
+        also = f"; it also has {handoff!r}, a hand-off word" if handoff else ""
+        return Placement(name, "read_only_tools", "name", lookup[1] + also + annotated, lookup[0] + short_annotated)
+    return Placement(name, "action_tools", "default", "no hand-off or look-up word in the name: an action" + annotated,
+                     "no sign" + short_annotated)
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string of ``text`` (quotes, backslashes and every character that is not printable
+    escaped: control characters, and the bidi overrides that would reorder the line on a terminal)."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0xD800 <= code <= 0xDFFF:
+            raise InputError(f"tool name {text!r} holds a lone surrogate, which TOML cannot hold: write the draft "
+                             "as JSON (--out FILE.json)", field="--out")
+        elif not char.isprintable():
+            out.append(f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+@dataclass(frozen=True)
+class PolicyDraft:
+    """A draft policy: each tool of a log placed by :func:`place_tool`, for a person to confirm.
+
+    Attributes
+    ----------
+    usage : ToolUsage
+    placements : tuple of Placement
+        In the order of ``usage.tools``.
+    """
+
+    usage: ToolUsage
+    placements: tuple
+
+    def lists(self) -> dict:
+        """The five lists of SPEC section 2 (approval and gated tools left empty for a person)."""
+        out = {key: [p.name for p in self.placements if p.list == key] for key in DRAFT_LISTS}
+        return {**out, "approval_tools": [], "gated_tools": []}
+
+    @property
+    def name(self) -> str:
+        return f"draft from {Path(self.usage.source).name}"
+
+    def policy(self) -> Policy | None:
+        """The draft as a :class:`Policy`; None while it names no escalation tool."""
+        lists = self.lists()
+        return Policy(**lists, name=self.name) if lists["escalation_tools"] else None
+
+    def warnings(self) -> list[str]:
+        """What a person must know before using the draft."""
+        out = []
+        u = self.usage
+        if not u.calls:
+            out.append(f"the log holds no tool call ({u.conversations} conversations, {u.with_record} with a tool "
+                       "record), so the draft lists no tool; is --format right?")
+        if not self.lists()["escalation_tools"]:
+            out.append("no tool name suggests a hand-off (" + ", ".join(HANDOFF_WORDS) + "): escalation_tools is "
+                       "left empty, and escalation score refuses the draft until a person names there the tool "
+                       "that passes a case to a person")
+        if u.unnamed_calls:
+            out.append(f"{_plural(u.unnamed_calls, 'call')} without a name: escalation score counts "
+                       f"{'its conversation' if u.unnamed_calls == 1 else 'their conversations'} invalid_record")
+        return out
+
+    def _header(self) -> str:
+        u = self.usage
+        by = "its name or a tau2-bench annotation" if u.annotated else "its name"
+        return (f"Drafted by escalation policy init from {_printable(Path(u.source).name)} ({u.format}: "
+                f"{_plural(u.conversations, 'conversation')}, {_plural(u.calls, 'tool call')} of "
+                f"{_plural(len(u.called()), 'tool')}). "
+                f"A person must confirm every tool: each was placed by {by}, a guess; a look-up left among the "
+                "actions, or a hand-off missing from escalation_tools, "
+                "changes p_u and p_o (SPEC section 2).")
+
+    def _count(self, name: str) -> str:
+        tool = self.usage.tool(name)
+        if not tool.calls:
+            return "never called: a gold action of the benchmark"
+        return f"{_plural(tool.calls, 'call')}, {_plural(tool.conversations, 'conversation')}"
+
+    def to_dict(self) -> dict:
+        """The draft as a JSON policy file: the lists, and ``notes`` with each tool's reason."""
+        notes = {"confirm": "A person must confirm every tool below before scoring with this policy.",
+                 "tools": {p.name: f"{p.list}: {p.why}; {self._count(p.name)}" for p in self.placements}}
+        if not self.lists()["escalation_tools"]:
+            notes["escalation_tools"] = ("no tool name suggests a hand-off: name the tool that passes a case to a "
+                                         "person (a policy needs one)")
+        return {"name": self.name, "description": self._header(), "notes": notes, **self.lists()}
+
+    def to_json(self) -> str:
+        text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in a name: escaped, json reads it back
+            text = json.dumps(self.to_dict(), indent=2) + "\n"
+        return text
+
+    def to_toml(self) -> str:
+        """The draft as a TOML policy file, each tool line with its reason in a comment."""
+        header = self._header()
+        lines = ["# " + part for part in _wrap(header, 96)]
+        lines += [f"name = {_toml_string(self.name)}", ""]
+        lists = self.lists()
+        by_name = {p.name: p for p in self.placements}
+        for key in DRAFT_LISTS:
+            lines.append(f"# {_LIST_TITLES[key]}")
+            if key == "escalation_tools" and not lists[key]:
+                lines += ["# NO TOOL NAME SUGGESTS A HAND-OFF: a person must name the escalation tool here;",
+                          "# until then escalation score refuses this file (a policy needs one)."]
+            if not lists[key]:
+                lines += [f"{key} = []", ""]
+                continue
+            lines.append(f"{key} = [")
+            for name in lists[key]:
+                p = by_name[name]
+                lines.append(f"    {_toml_string(name)},  # a person must confirm: {p.why}; {self._count(name)}")
+            lines += ["]", ""]
+        lines += ["# tools that ask a person to approve one action, and the actions reserved for approval:",
+                  "# none guessed; name them if the assistant has them (SPEC section 2)",
+                  "approval_tools = []", "gated_tools = []"]
+        text = "\n".join(lines) + "\n"
+        parsed = tomllib.loads(text)
+        if any(parsed[key] != value for key, value in lists.items()):  # the escaping is the one risk
+            raise RuntimeError("the TOML draft does not read back as written")
+        return text
+
+    def text(self, path=None) -> str:
+        """The draft for the file ``path``, in the format :func:`~estimators.records._policy.load_policy` reads
+        from its name: TOML for ``.toml`` (and for no path), else JSON."""
+        if path is None or Path(path).suffix.lower() == ".toml":
+            return self.to_toml()
+        return self.to_json()
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return lines + ([line] if line else [])
+
+
+def draft_policy(usage: ToolUsage) -> PolicyDraft:
+    """A draft policy for the tools of ``usage`` (:func:`tool_usage`), placed by :func:`place_tool`."""
+    return PolicyDraft(usage, tuple(place_tool(t.name, t.annotations) for t in usage.tools))
+
+
+@dataclass(frozen=True)
+class PolicyCheck:
+    """A policy read against a log.
+
+    Attributes
+    ----------
+    usage : ToolUsage
+    policy : Policy
+    unmarked : tuple of (ToolUse, Placement)
+        Called tools in none of the five lists (each call counts as an action), with where the
+        draft rule would put them.
+    never_called : tuple of (str, tuple of str)
+        Tools the policy names that the log never calls, with the lists that name them.
+    escalation_never_called : tuple of str
+        The policy's escalation tools that the log never calls.
+    doubts : tuple of (str, str, Placement)
+        Tools whose name or annotation suggests another list than the policy's: the tool, the
+        policy's list, and the rule's placement.
+    """
+
+    usage: ToolUsage
+    policy: Policy
+    unmarked: tuple
+    never_called: tuple
+    escalation_never_called: tuple
+    doubts: tuple
+
+    @property
+    def no_escalation_call(self) -> bool:
+        """Whether the log calls tools but none of the policy's escalation tools."""
+        called = {t.name for t in self.usage.called()}
+        return bool(called) and not called & self.policy.escalation_tools
+
+    @property
+    def clean(self) -> bool:
+        """Whether nothing is unmarked, unused or in doubt."""
+        return not (self.unmarked or self.never_called or self.doubts)
+
+    def warnings(self) -> list[str]:
+        """The note ``escalation score`` gives a log without a call of an escalation tool, if it is one."""
+        u = self.usage
+        tally = InputTally(calls=u.calls, escalation_calls=sum(t.calls for t in u.tools
+                                                               if t.name in self.policy.escalation_tools),
+                           escalation_tools=tuple(sorted(self.policy.escalation_tools)),
+                           tools={t.name: t.calls for t in u.called()}, with_record=u.with_record)
+        note = escalation_call_note(tally)
+        return [note] if note else []
+
+    def to_dict(self) -> dict:
+        u = self.usage
+        return {
+            "log": u.source, "format": u.format, "policy": getattr(self.policy, "source", None) or self.policy.name,
+            "conversations": u.conversations, "calls": u.calls, "tools_called": len(u.called()),
+            "unmarked": [{**t.to_dict(), "suggested": p.list, "why": p.why} for t, p in self.unmarked],
+            "never_called": [{"tool": name, "lists": list(lists)} for name, lists in self.never_called],
+            "escalation_never_called": list(self.escalation_never_called),
+            "no_escalation_call": self.no_escalation_call,
+            "doubts": [{"tool": name, "list": listed, "suggested": p.list, "why": p.why}
+                       for name, listed, p in self.doubts],
+            "warnings": self.warnings(),
+        }
+
+
+def check_policy(usage: ToolUsage, policy: Policy) -> PolicyCheck:
+    """Read ``policy`` against the tools of a log (:func:`tool_usage`).
+
+    Reports the unmarked tools (called, in no list), the policy's tools the log never calls, its
+    escalation tools never called, and the tools whose name or tau2-bench annotation suggests
+    another list (a look-up verb in ``action_tools``, a hand-off word outside
+    ``escalation_tools``...). A tool only a benchmark's gold actions name is never called.
+    """
+    lists = {key: getattr(policy, key) for key in _ALL_LISTS}
+    called = {t.name for t in usage.called()}
+    unmarked = tuple((t, place_tool(t.name, t.annotations)) for t in usage.called()
+                     if policy.kind(t.name) == "unmarked")
+    named = [name for key in _ALL_LISTS for name in sorted(lists[key])]
+    never = tuple((name, tuple(key for key in _ALL_LISTS if name in lists[key]))
+                  for name in dict.fromkeys(named) if name not in called)
+    escalation_never = tuple(sorted(policy.escalation_tools - called))
+    doubts = []
+    for tool in usage.tools:
+        kind = policy.kind(tool.name)
+        if kind in ("unmarked", "approval"):  # the rule never places an approval tool: no doubt to raise
+            continue
+        placed = place_tool(tool.name, tool.annotations)
+        if placed.by != "default" and placed.list != _KIND_LIST[kind]:
+            listed = _KIND_LIST[kind] if kind != "action" or tool.name in policy.action_tools else "gated_tools"
+            doubts.append((tool.name, listed, placed))
+    return PolicyCheck(usage, policy, unmarked, never, escalation_never, tuple(doubts))

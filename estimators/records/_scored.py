@@ -1,0 +1,95 @@
+"""Reading an ``escalation score`` output folder back: ``conversations.jsonl`` and ``summary.json``."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import NoReturn
+
+import orjson
+import pandas as pd
+
+from ._errors import InputError, shown
+from ._keys import check_unique_keys
+from ._files import CONVERSATIONS, SUMMARY
+
+__all__ = ["read_scored"]
+
+_REQUIRED = ("conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "u", "o",
+             "cause")
+
+
+def read_scored(folder) -> tuple[pd.DataFrame, dict]:
+    """Read an ``escalation score`` output folder: ``conversations.jsonl`` and ``summary.json``.
+
+    Returns the conversations as a DataFrame (the columns :func:`summarise` needs, with the
+    ``reason``, ``unmarked_tools`` and scored ``turn`` of each) and the summary dict. Raises :class:`InputError` naming the folder, file, line and field, also
+    for a repeated key (:func:`~estimators.records._records.check_unique_keys`), and for a
+    ``conversations.jsonl`` that is not the one its ``summary.json`` names (size and SHA-256
+    under ``provenance.outputs``, :func:`estimators._output.write_scored`; a summary written
+    before them is read unchecked).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("is not a folder of `escalation score` output", source=str(folder))
+    path, summary_path = folder / CONVERSATIONS, folder / SUMMARY
+    for needed in (path, summary_path):
+        if not needed.is_file():
+            raise InputError(f"has no {needed.name} (write it with `escalation score --out`)",
+                             source=str(folder))
+    try:
+        summary = orjson.loads(summary_path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise InputError(f"not valid JSON ({err.msg})", source=str(summary_path)) from None
+    if not isinstance(summary, dict):
+        raise InputError("not a JSON object", source=str(summary_path))
+    expected = _written(summary, summary_path)
+    if expected is not None and path.stat().st_size != expected["bytes"]:
+        _mismatch(path, f"{path.stat().st_size} bytes, its summary.json names {expected['bytes']}")
+    rows, lines, digest = [], [], hashlib.sha256()
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            digest.update(raw)
+            if not raw.strip():
+                continue
+            try:
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError as err:
+                raise InputError(f"not valid JSON ({err.msg})", source=str(path), line=number) from None
+            if not isinstance(row, dict):
+                raise InputError("not a JSON object", source=str(path), line=number)
+            for name in _REQUIRED:
+                if name not in row:
+                    raise InputError("missing", source=str(path), line=number, field=name)
+            if not isinstance(row["evaluated"], bool):
+                raise InputError(f"must be true or false, got {shown(row['evaluated'])}", source=str(path),
+                                 line=number, field="evaluated")
+            lines.append(number)
+            rows.append({name: row[name] for name in _REQUIRED}
+                        | {"reason": row.get("reason"), "unmarked_tools": row.get("unmarked_tools") or [],
+                           "turn": row.get("turn")})
+    if expected is not None and digest.hexdigest() != expected["sha256"]:
+        _mismatch(path, f"SHA-256 {digest.hexdigest()[:12]}..., its summary.json names {expected['sha256'][:12]}...")
+    frame = pd.DataFrame(rows, columns=[*_REQUIRED, "reason", "unmarked_tools", "turn"])
+    check_unique_keys(frame, source=str(path), lines=lines)
+    frame["evaluated"] = frame["evaluated"].astype(bool)
+    for name in ("u", "o"):
+        frame[name] = pd.to_numeric(frame[name]).astype("Float64")
+    return frame, summary
+
+
+def _written(summary: dict, source: Path) -> dict | None:
+    """``provenance.outputs["conversations.jsonl"]`` of a summary (``bytes``, ``sha256``), or None."""
+    provenance = summary.get("provenance")
+    outputs = provenance.get("outputs") if isinstance(provenance, dict) else None
+    entry = outputs.get(CONVERSATIONS) if isinstance(outputs, dict) else None
+    if entry is None:
+        return None
+    if not (isinstance(entry, dict) and isinstance(entry.get("bytes"), int) and isinstance(entry.get("sha256"), str)):
+        raise InputError("must be {\"bytes\": N, \"sha256\": HEX}", source=str(source), field="provenance.outputs."
+                         + CONVERSATIONS)
+    return entry
+
+
+def _mismatch(path: Path, detail: str) -> NoReturn:
+    raise InputError(f"is not the file its summary.json describes ({detail}): a run was interrupted between "
+                     "its two renames; score again", source=str(path))

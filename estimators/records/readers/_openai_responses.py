@@ -1,0 +1,94 @@
+"""OpenAI Responses API items (``--format openai-responses``).
+
+One conversation per JSONL line, or a JSON list of them. The items are under ``items``
+(or ``messages``), or are a request's ``input`` followed by its response's ``output``::
+
+    {"conversation_id": "c1", "label": "ACT",
+     "items": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "..."}]},
+               {"type": "function_call", "call_id": "fc_1", "name": "get_order",
+                "arguments": "{\\"order_id\\": 7}"},
+               {"type": "function_call_output", "call_id": "fc_1", "output": "..."},
+               {"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": "Done."}]}]}
+
+Read from each item:
+
+- ``message`` items (or items with a ``role`` and no ``type``): a user message opens a turn;
+  assistant ``output_text`` and ``refusal`` parts are the assistant's text; ``system`` and
+  ``developer`` messages belong to no turn;
+- ``function_call`` (JSON-string ``arguments``; malformed JSON is kept as text) and
+  ``custom_tool_call`` (free-text ``input``) are calls; their ``*_output`` items are tool
+  results, joined to the call on ``call_id``;
+- built-in tool calls (``web_search_call``, ``file_search_call``, ``computer_call``,
+  ``code_interpreter_call``, ``image_generation_call``, ``local_shell_call``, ``mcp_call``)
+  are calls too, named by their ``name`` (``mcp_call``) or by their type without ``_call``
+  (``web_search``, ``computer``, ...): the assistant decided to use the tool;
+- ``reasoning`` items are not shown to the user and are skipped.
+
+A record may leave out ``conversation_id``: in a JSONL file it is then ``line-N``, N its
+line (SPEC section 7, :func:`~estimators.records.readers._source.chat_records`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._chat import Transcript, parse_arguments
+from ._markers import chat_items, record_markers
+from ._openai import content_text
+from ._source import Document, ReadOptions, chat_record, chat_records, normalised
+
+__all__ = ["NAME", "EXPECTS", "sniff", "read"]
+
+NAME = "openai-responses"
+EXPECTS = "JSONL (or a JSON list) of {conversation_id, label, items} with OpenAI Responses items"
+
+_OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_output", "local_shell_call_output")
+_BUILT_IN = ("web_search_call", "file_search_call", "computer_call", "code_interpreter_call",
+             "image_generation_call", "local_shell_call", "mcp_call")
+
+
+def _add_item(transcript: Transcript, item) -> None:
+    if not isinstance(item, dict):
+        transcript.unreadable()
+        return
+    kind = item.get("type")
+    if kind in ("message", None):
+        role = item.get("role")
+        if role == "user":
+            transcript.user(content_text(item.get("content")))
+        elif role == "assistant":
+            transcript.assistant(content_text(item.get("content")))
+        elif not isinstance(role, str):
+            transcript.unreadable()
+    elif kind == "function_call":
+        transcript.call(item.get("name"), parse_arguments(item.get("arguments")), item.get("call_id"))
+    elif kind == "custom_tool_call":
+        transcript.call(item.get("name"), item.get("input"), item.get("call_id"))
+    elif kind in _OUTPUTS:
+        transcript.result(item.get("call_id"))
+    elif kind in _BUILT_IN:
+        name = item.get("name") if kind == "mcp_call" else kind[: -len("_call")]
+        arguments = item.get("arguments", item.get("action"))
+        transcript.call(name, parse_arguments(arguments), item.get("call_id", item.get("id")))
+
+
+def conversation(record: dict) -> dict:
+    items = chat_items(record)
+    keys = ("items", "messages", "input", "output")
+    if items is None:
+        return chat_record(record, {"tool_calls": None, "messages": []}, content_keys=keys)
+    transcript = Transcript()
+    for item in items:
+        _add_item(transcript, item)
+    return chat_record(record, transcript.record(), content_keys=keys)
+
+
+def sniff(doc: Document) -> bool:
+    markers = record_markers(doc)
+    return bool(markers) and "responses" in markers and markers <= {"chat", "responses"}
+
+
+def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
+    return ((location[1], normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
+            for location, record in chat_records(doc, EXPECTS))
+

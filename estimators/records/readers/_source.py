@@ -1,0 +1,411 @@
+"""Read a log file once into a :class:`Document` that every format reader works on."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import json
+import re
+
+import orjson
+
+from .._errors import InputError
+from .._records import BOM, normalise_conversation, refuse_compressed
+
+__all__ = ["ReadOptions", "ArchiveLimits", "show_size", "Document", "load_document", "head_document", "JsonLines", "records_of",
+           "chat_records", "where", "normalised", "chat_record", "ZIP_MAGIC"]
+
+ZIP_MAGIC = b"PK\x03\x04"
+_HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """The most an inspect_ai ``.eval`` archive may decompress to, in bytes.
+
+    ``member`` bounds one member (a sample, or the header), ``archive`` the samples of one
+    archive together. The reader counts the bytes as it decompresses them, never trusting the
+    sizes the archive declares, and stops as soon as one limit is passed; ``escalation score
+    --max-member-bytes`` and ``--max-archive-bytes`` raise them.
+
+    A member is parsed whole, and parsed JSON can take some 30 times its size (``[{}, {}, ...]``:
+    a 256 MiB member took 8.2 GB, ``benchmarks/hostile.py``), so ``member`` is 64 MiB: about
+    2 GB at worst, and a sample of inspect_ai (a conversation and its events, mostly text) is
+    rarely more than a few MB. The members are read one at a time; ``archive`` (2 GiB, some 30 s)
+    stops a zip bomb of many members.
+    """
+
+    member: int = 64 << 20
+    archive: int = 2 << 30
+
+    def __post_init__(self):
+        for name in ("member", "archive"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"ArchiveLimits.{name} must be a number of bytes >= 1, got {value!r}")
+
+
+def show_size(size: int) -> str:
+    """``size`` bytes as a person reads them: ``256M``, ``1.5G``, ``900 bytes`` (K, M, G, T: powers of 1024)."""
+    for suffix, power in (("T", 40), ("G", 30), ("M", 20), ("K", 10)):
+        if size >= 1 << power:
+            return f"{size / (1 << power):.4g}{suffix}"
+    return f"{size} bytes"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a reader may need besides the file.
+
+    ``policy`` labels tau-bench and tau2-bench runs from their gold actions and names the
+    call that an inspect_ai approval escalation becomes; ``approval_escalation`` turns on
+    that reading of inspect_ai ``ApprovalEvent`` decisions; ``qualify_ids`` puts an inspect_ai
+    log's task name before the ids it makes from sample ids (``task/1:1``), so that logs of
+    several tasks, whose sample ids repeat, can be scored together; ``limits`` bounds what an
+    inspect_ai ``.eval`` archive may decompress to.
+    """
+
+    policy: object = None
+    approval_escalation: bool | str = False
+    qualify_ids: bool = False
+    limits: ArchiveLimits = ArchiveLimits()
+
+
+@dataclass
+class Document:
+    """A parsed input.
+
+    ``kind`` is ``"json"`` (``data`` is the parsed value), ``"jsonl"`` (``data`` is a list of
+    ``(line, value)``, or for a file larger than a head a :class:`JsonLines`, which parses the
+    lines as they are read), ``"zip"`` or ``"dir"`` (``data`` is None; the reader opens ``path``).
+    ``single_line`` tells a JSON object written on one line (it may be a one-line JSONL file).
+    ``error`` is the error of the first line of a JSONL document that is not JSON (``data``
+    then holds the lines before it); the registry's readers raise it after those lines'
+    records, so that an earlier bad record (or a repeated key) is named first. ``partial``
+    tells the lines of a head (:func:`head_document`), for detection only.
+    """
+
+    path: Path
+    kind: str
+    data: object = None
+    single_line: bool = False
+    error: InputError | None = None
+    partial: bool = False  # the lines of a head only (head_document)
+    cache: dict = field(default_factory=dict)  # what the sniffers computed, computed once
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+
+def _parse_lines(raw: bytes, source: str, *, whole_error=None, complete: bool = True):
+    """``(line, value)`` of each non-blank line before the first that is not JSON, and the
+    :class:`InputError` of that line (None when every line is JSON).
+
+    When the first non-blank line is not JSON, its error is raised at once: the text is JSON
+    Lines when a second line parses alone, and the reference reader names that line alike.
+    Otherwise the text is a JSON document (on that one line or over several), and its own error
+    (``whole_error``, when given) names the place.
+    """
+    lines = raw.split(b"\n")
+    if not complete:
+        lines = lines[:-1]  # the last line of a head may be cut
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, orjson.loads(line)))
+        except orjson.JSONDecodeError as err:
+            error = InputError(f"not valid JSON ({err.msg})", source=source, line=number)
+            if out:
+                return out, error
+            if whole_error is not None and not any(rest.strip() for rest in lines[number:]):
+                error = InputError(f"not valid JSON ({whole_error.msg})", source=source, line=number)  # the whole text
+            elif whole_error is not None and not _json_lines(lines[number:]):
+                error = InputError(f"not valid JSON ({whole_error.msg})", source=source, line=whole_error.lineno)
+            raise error from None
+    return out, None
+
+
+def _json_lines(lines) -> bool:
+    """Whether the next non-blank of ``lines`` parses alone (or there is none): the text is JSON Lines."""
+    line = next((line for line in lines if line.strip()), None)
+    if line is None:
+        return True
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _open(path) -> tuple[Path, bytes | None]:
+    path = Path(path)
+    if path.is_dir():
+        return path, None
+    try:
+        return path, path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
+
+
+def loads(raw: bytes):
+    """Parse JSON with orjson; where that fails on the bare ``NaN`` or ``Infinity`` that Python's
+    ``json`` writes (inspect_ai logs do, for a scorer's NaN), parse with the standard library,
+    which reads them as floats."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if b"NaN" not in raw and b"Infinity" not in raw:
+            raise
+        try:
+            text = bytes(raw).decode("utf-8")  # strict: json.loads(bytes) lets a UTF-8-encoded surrogate through
+        except UnicodeDecodeError as err:
+            raise orjson.JSONDecodeError(f"bytes that are not UTF-8 text at byte {err.start}",
+                                         bytes(raw[:err.start]).decode("utf-8", "replace"), err.start) from None
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
+            pass
+        else:
+            _refuse_lone_surrogates(raw, value)
+            return value
+        raise
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                        rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _refuse_lone_surrogates(raw: bytes, value) -> None:
+    """Refuse what orjson refuses and ``json`` reads: an escaped lone surrogate (``"\\ud800"``),
+    which is no text and cannot be written out again."""
+    if not re.search(rb"\\u[dD][89a-fA-F]", raw):
+        return
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        found = _SURROGATE.search(raw)
+        raise orjson.JSONDecodeError("a lone surrogate escape (\\ud800 to \\udfff) is not text",
+                                     raw.decode("utf-8", "replace"), found.start() if found else 0) from None
+
+
+def _document(path: Path, raw: bytes) -> Document:
+    source = str(path)
+    if raw.startswith(ZIP_MAGIC):
+        return Document(path, "zip")
+    refuse_compressed(raw, source)
+    raw = raw.removeprefix(BOM)
+    if not raw.strip():
+        return Document(path, "jsonl", [])
+    try:
+        value = loads(raw)
+    except orjson.JSONDecodeError as err:
+        lines, error = _parse_lines(raw, source, whole_error=err)
+        return Document(path, "jsonl", lines, error=error)
+    if not isinstance(value, dict | list) and b"\n" not in raw.strip():  # one line, not an object: JSON Lines'
+        return Document(path, "jsonl", _parse_lines(raw, source)[0])      # a line that is not a record
+    return Document(path, "json", value, single_line=isinstance(value, dict) and b"\n" not in raw.strip())
+
+
+class JsonLines:
+    """The ``(line, value)`` of each non-blank line of a JSON Lines file, parsed as it is read.
+
+    Iterating reads the file again from its start, one line at a time, so memory holds one line
+    (and what the caller keeps). The first line that is not JSON raises its :class:`InputError`
+    where it is met, after the lines before it, as :attr:`Document.error` does for a file held
+    whole. Made by :func:`load_document` for a file whose head shows JSON Lines.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __iter__(self):
+        source = str(self.path)
+        try:
+            with self.path.open("rb") as handle:
+                for number, line in enumerate(handle, start=1):
+                    if number == 1:
+                        line = line.removeprefix(BOM)
+                    if not line.strip():
+                        continue
+                    try:
+                        value = orjson.loads(line)
+                    except orjson.JSONDecodeError as err:
+                        raise InputError(f"not valid JSON ({err.msg})", source=source, line=number) from None
+                    yield number, value
+        except OSError as err:
+            raise InputError(f"cannot read the file: {err.strerror or err}", source=source) from None
+
+
+def load_document(path) -> Document:
+    """Read an input file (or note a directory or a zip archive).
+
+    A JSON document is parsed whole. A JSON Lines file larger than the head that detection reads
+    (4 MiB) is parsed a line at a time as a reader asks for its lines (:class:`JsonLines`), so its
+    memory stays that of one line; a smaller one is parsed whole.
+    """
+    head = head_document(path)
+    if head.kind == "jsonl" and head.partial:
+        return Document(head.path, "jsonl", JsonLines(head.path))
+    return head
+
+
+def head_document(path) -> Document:
+    """Like :func:`load_document`, but a large JSONL file is parsed only from its head
+    (:attr:`Document.partial`).
+
+    Used to detect a format without reading a file of several GB.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return Document(path, "dir")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES + 1)
+            if len(head) <= _HEAD_BYTES or head.startswith(ZIP_MAGIC):
+                return _document(path, head)  # the whole file, or the magic number of an archive
+    except OSError as err:
+        raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
+    refuse_compressed(head, str(path))
+    head = head.removeprefix(BOM)
+    first = head.split(b"\n", 1)[0]
+    try:
+        value = orjson.loads(first) if b"\n" in head else None
+    except orjson.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):  # a multi-line JSON document: read it whole
+        _, raw = _open(path)
+        return _document(path, raw)
+    lines, error = _parse_lines(head, str(path), complete=False)
+    return Document(path, "jsonl", lines, error=error, partial=True)
+
+
+def records_of(doc: Document, what: str):
+    """``(location, value)`` of the conversations of a JSONL file, a JSON list or one object.
+
+    ``location`` is ``("line", n)`` for JSONL and ``("path", "[i]")`` for a JSON list; its
+    second item is the record's place that a reader gives with its conversation (the messages
+    of a repeated key name it: :class:`~estimators.records._keys.UniqueKeys`).
+    """
+    if doc.kind == "jsonl":
+        return ((("line", n), v) for n, v in doc.data)
+    if doc.kind == "json" and isinstance(doc.data, list):
+        return [(("path", f"[{i}]"), v) for i, v in enumerate(doc.data)]
+    if doc.kind == "json" and isinstance(doc.data, dict):
+        return [(("line", 1) if doc.single_line else ("path", ""), doc.data)]
+    raise InputError(f"expected {what}", source=doc.source)
+
+
+def _without_id(record) -> bool:
+    """Whether a chat record leaves out ``conversation_id`` (no key, or null)."""
+    return isinstance(record, dict) and record.get("conversation_id") is None
+
+
+def chat_records(doc: Document, what: str):
+    """:func:`records_of` for the chat formats, whose records may leave out ``conversation_id``.
+
+    SPEC section 7: a record of a JSON Lines file without one is the conversation ``line-N``,
+    N its 1-based line in the file. Records are given one at a time, in order, so an error
+    of an earlier record is still found first.
+
+    Parameters
+    ----------
+    doc : Document
+    what : str
+        What the format expects, for the message of a document that holds no records.
+
+    Yields
+    ------
+    tuple
+        ``(location, record)`` as :func:`records_of` gives them, the record with its
+        ``conversation_id`` filled in where it had none.
+
+    Raises
+    ------
+    InputError
+        At a record of a JSON list (or of a JSON object written on several lines) without
+        ``conversation_id``: it has no line of its own to name it; and at a record whose
+        ``conversation_id`` is the ``line-N`` of another line that has none, naming both lines.
+    """
+    line_ids = _line_ids(doc, what)
+    for location, record in records_of(doc, what):
+        if _without_id(record):
+            if location[0] != "line":
+                raise InputError("is missing (only a JSON Lines file may leave it out: the conversation is then "
+                                 "line-N, N its line)", source=doc.source, **where(location, "conversation_id"))
+            record = {**record, "conversation_id": f"line-{location[1]}"}
+        elif isinstance(record, dict) and record["conversation_id"].__class__ is str \
+                and record["conversation_id"] in line_ids:
+            conversation_id = record["conversation_id"]
+            raise InputError(f"{conversation_id!r} is also the id of line {line_ids[conversation_id]}, which has no "
+                             "conversation_id (it is then line-N, N its line): ids must be unique",
+                             source=doc.source, **where(location, "conversation_id"))
+        yield location, record
+
+
+def _line_ids(doc: Document, what: str) -> dict:
+    """The ``line-N`` id of each JSON Lines record without ``conversation_id`` (N its line), mapped
+    to N; a file streamed (:class:`JsonLines`) is read for them only when its text holds ``line-``."""
+    if isinstance(doc.data, JsonLines) and not _holds(doc.path, b"line-"):
+        return {}
+    return {f"line-{line}": line for (kind, line), record in records_of(doc, what)
+            if kind == "line" and _without_id(record)}
+
+
+def _holds(path: Path, text: bytes, block: int = 1 << 24) -> bool:
+    """Whether the file at ``path`` holds ``text``, read in blocks."""
+    with path.open("rb") as handle:
+        tail = b""
+        while data := handle.read(block):
+            if text in tail + data[:len(text)] or text in data:
+                return True
+            tail = data[-len(text):]
+    return False
+
+
+def where(location, field: str | None = None) -> dict:
+    """Keyword arguments of :class:`InputError` for a location of :func:`records_of`."""
+    kind, value = location
+    if kind == "line":
+        return {"line": value, "field": field}
+    path = value + (f".{field}" if field and value else field or "")
+    return {"line": None, "field": path or None}
+
+
+def refuse_nested_id(value, doc: Document, location, field: str) -> None:
+    """Refuse a list or object where an id (or a part of one) belongs, naming the log's ``field``:
+    the ids are written into text, and a value nested a thousand deep has no text."""
+    if isinstance(value, list | dict):
+        kind = "a list" if isinstance(value, list) else "an object"
+        raise InputError(f"must be an integer or a string, got {kind}", source=doc.source, **where(location, field))
+
+
+def normalised(canonical: dict, doc: Document, location, fields: dict | None = None) -> dict:
+    """:func:`normalise_conversation` with errors placed at the record's line or JSON path.
+
+    ``fields`` maps a canonical field to the field of the log it is read from (tau-bench's
+    ``trial`` is the ``replica``): an error names the field that the log holds.
+    """
+    try:
+        return normalise_conversation(canonical, source=doc.source)
+    except InputError as err:
+        field = (fields or {}).get(err.field, err.field)
+        raise InputError(err.detail, source=doc.source, **where(location, field)) from None
+
+
+def chat_record(record: dict, chat: dict, *, content_keys=("messages",)) -> dict:
+    """A canonical record: the record's own keys (ids, label, metadata, unknown keys) plus
+    the ``assistant_turns``, ``tool_calls`` and ``messages`` numbered from its chat (a
+    record's own ``assistant_turns`` or ``tool_calls`` are replaced: the chat decides)."""
+    out = {k: v for k, v in record.items()
+           if k not in content_keys and k not in ("tool_calls", "assistant_turns", "messages")}
+    implied = chat.pop("implied_calls", None)
+    unreadable = chat.pop("unreadable", None)
+    out.update(chat)
+    notes = {k: v for k, v in (("implied_calls", implied), ("unreadable_items", unreadable)) if v}
+    if notes:
+        meta = record.get("metadata")
+        out["metadata"] = {**(meta if isinstance(meta, dict) else {}), **notes}
+    return out

@@ -1,0 +1,36 @@
+"""The statistics of the measurement: clustered rates, their intervals, plans and the reviewers' queue.
+
+numpy and scipy only; nothing here reads a file or knows a label. Each section lists one topic, as
+``scipy.stats`` does; the implementation is in private modules.
+
+Intervals and the design effect (SPEC section 5)
+================================================
+ConfidenceInterval               ``(low, high)``: every interval of the package is one
+z_value, critical_value, wilson_interval, wilson_kish_interval, WilsonKishInterval, design_effect
+                                 Wilson intervals and the Kish formula
+cluster_design, ClusterDesign, ClusterSums, size_weighted_mean, RHO_WHEN_UNDEFINED, anova_icc
+                                 the design effect of SPEC section 5: the one rule
+fleiss_cuzick_icc                the Fleiss-Cuzick ICC of clustered 0/1 outcomes
+clustered_interval, check_interval_method, INTERVAL_METHODS, DEFAULT_INTERVAL, WILSON_METHODS,
+rho_upper_bound, korn_graubard_size, RHO_BOUND_LEVEL
+                                 the interval of a clustered rate, by name (``--interval``)
+cluster_bootstrap, cluster_bootstrap_pi, paired_cluster_bootstrap, ClusterBootstrapResult,
+DegenerateIntervalWarning        the cluster bootstrap, of one rate or of two assistants' difference
+newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
+exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES
+                                 the exact coverage of the clustered Wilson intervals
+nan_to_none                      an undefined number as JSON's null
+
+Planning
+========
+plan_interval, plan_paired_figure, plan_difference, scenarios_needed, wilson_sample_size,
+IntervalPlan, PairedFigurePlan, DifferencePlan, MAX_PLAN_SIZE
+                                 scenarios and replicas for a target width or power
+
+The reviewers' queue (docs/capacity.md)
+=======================================
+erlang_b, erlang_c, mean_wait_minutes   the M/M/R queue (Erlang B and C) and the Allen-Cunneen wait
+"""
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
