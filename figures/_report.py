@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import math
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 import jinja2
@@ -28,10 +29,10 @@ from ._text import p_value_text
 
 __all__ = ["score_report", "compare_report", "report_data", "figure_bytes"]
 
-_TEMPLATES = Path(__file__).parent / "templates"
+_TEMPLATES = resources.files(__package__) / "templates"
 #: Compiled templates are kept between runs in Jinja2's own per-user cache folder of the system's
 #: temporary directory (compiling them takes a quarter of a second of each ``score``).
-_ENVIRONMENT = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True,
+_ENVIRONMENT = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_TEMPLATES)), autoescape=True,
                                   undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                   bytecode_cache=jinja2.FileSystemBytecodeCache())
 #: The element that holds a page's data, as the page writes it.

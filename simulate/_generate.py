@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from escalation.estimators.stats import check_choice, check_count, check_probability, refuse
 from escalation.estimators.records import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode, scenario_ids
 
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
@@ -121,23 +122,17 @@ class SimulatedRecords:
 
 def _check(profile, replicas, rho, mode, seed, n_jobs):
     if isinstance(profile, str):
-        if profile not in PROFILES:
-            raise ValueError(f"unknown profile {profile!r}; the profiles are {', '.join(PROFILES)}")
-        profile = PROFILES[profile]
+        profile = PROFILES[check_choice("profile", profile, PROFILES)]
     if not isinstance(profile, Profile):
         raise TypeError(f"profile must be a Profile or a profile name, got {type(profile).__name__}")
-    if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)) or replicas < 1:
-        raise ValueError(f"replicas must be an integer >= 1, got {replicas!r}")
-    rho = float(rho)
-    if not 0.0 <= rho <= 1.0:
-        raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
+    check_count("replicas", replicas)
+    rho = check_probability("rho", rho)
     mode = check_mode(mode)
     seeds = data_set_seeds(seed)
     for one in seeds or (seed,):
-        if isinstance(one, bool) or not isinstance(one, (int, np.integer)) or one < 0:
-            raise ValueError(f"seed must be an integer >= 0 or a sequence of them, got {one!r}")
+        check_count("seed", one, 0)  # or a sequence of them
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero integer (-1 for all cores), got {n_jobs!r}")
+        raise refuse(f"`n_jobs` must be a non-zero integer (-1 for all cores); got {n_jobs!r}", "n_jobs")
     return profile, int(replicas), rho, mode, int(seed) if seeds is None else tuple(map(int, seeds))
 
 

@@ -33,6 +33,7 @@ import pandas as pd
 from scipy.special import expit, ndtri
 
 from escalation.estimators.judges import CAUSES, CauseQuestion, TurnQuestions
+from escalation.estimators.stats import check_count, check_probability
 
 from ._text import _KIND_TEXT, _REFERRAL, _USER_PRESSURE, STATED_ESCALATION
 from ._world import ACT_FACTORS, ESC_FACTORS, KINDS, world_policy_path
@@ -110,8 +111,7 @@ def world_instructions(variant: int = 0, *, rules: bool = True) -> str:
     over paraphrased questions). ``rules=False`` keeps the framing and drops the rules (the
     thresholds): instructions that a judge cannot check a threshold against.
     """
-    if not 0 <= variant < len(_FRAMINGS):
-        raise ValueError(f"variant must be 0 .. {len(_FRAMINGS) - 1}, got {variant!r}")
+    check_count("variant", variant, 0, len(_FRAMINGS) - 1)
     data = json.loads(world_policy_path().read_text())
     framing = _FRAMINGS[variant] or data["description"]
     if not rules:
@@ -288,8 +288,7 @@ class SimulatedCauseJudge:
     """
 
     def __init__(self, *, seed: int, error_rate: float = 0.1):
-        if not 0.0 <= error_rate <= 1.0:
-            raise ValueError(f"error_rate must lie in [0, 1], got {error_rate!r}")
+        check_probability("error_rate", error_rate)
         self.error_rate = float(error_rate)
         self.rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
 

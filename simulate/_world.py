@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from escalation.estimators.records import ACT, ESC, Policy, load_policy
+from escalation.estimators.stats import check_count
 
 __all__ = ["CaseKind", "KINDS", "LANGUAGES", "CASES_PER_CHUNK", "world_policy", "world_policy_path",
            "make_scenarios", "chunk_seeds", "data_set_seeds", "object_column"]
@@ -90,9 +91,7 @@ def chunk_seeds(seed: int, chunk: int) -> list[np.random.SeedSequence]:
 
 
 def _check_count(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_count(name, value, minimum)
 
 
 def data_set_seeds(seed) -> tuple[int, ...] | None:

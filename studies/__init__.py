@@ -40,16 +40,16 @@ __all__ = [
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_constants": [
         "COVERAGE_SEED", "COVERAGE_METHODS", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "REPRODUCE_SEED",
-        "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
+        "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CAPACITY_SEED",
     ],
-    "_capacity": ["CAPACITY_SEED", "run_capacity_study"],
-    "_coverage": ["run_coverage_study"],
-    "_differences": ["run_differences_study"],
+    "capacity": ["run_capacity_study"],
+    "coverage": ["run_coverage_study"],
+    "differences": ["run_differences_study"],
     "_engine": ["BACKENDS", "cell_seed", "record_outputs", "run_cells"],
-    "_judges": ["run_judges_study"],
+    "judges": ["run_judges_study"],
     "_mutants": [
         "MUTANTS", "catching_cases", "conversation_mismatches", "run_mutant", "subset_mismatches", "summary_of",
     ],
-    "_reproduce": ["reproduce"],
-    "_sample_size": ["run_sample_size_study"],
+    "reproduction": ["reproduce"],
+    "sample_size": ["run_sample_size_study"],
 })

@@ -51,6 +51,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
 
 from escalation import __version__
 from escalation.estimators.records import InputError, output_folder, remove_stale_temporaries, write_atomic
+from escalation.estimators.stats import check_choice, refuse
 
 __all__ = ["run_cells", "record_outputs", "step", "cell_seed", "BACKENDS", "CELLS_DIR", "RUN_ARGS", "RUN_FACTS",
            "DESIGN"]
@@ -327,10 +328,9 @@ def run_cells(design: pd.DataFrame, cell_fn: CellFunction, *, seed: int, n_jobs:
     InputError
         When ``out_dir`` holds a run with other arguments and ``force`` is false.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    check_choice("backend", backend, BACKENDS)
     if scheduler is not None and backend != "dask":
-        raise ValueError("a scheduler address needs backend='dask'")
+        raise refuse("a `scheduler` address needs `backend`='dask'", "scheduler", "backend")
     started = _now()
     out_dir = Path(out_dir)
     design = design.reset_index(drop=True)

@@ -175,7 +175,7 @@ def test_pi_bootstrap_forms_complete_pairs_by_case():
 
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"rng": None}, TypeError, "rng must be a numpy.random.Generator"),
-    ({"n_resamples": 0}, ValueError, "n_resamples must be a positive integer"),
+    ({"n_resamples": 0}, ValueError, "`n_resamples` must be a whole number >= 1; got 0"),
     ({"totals": [1, 5], "sizes": 3}, ValueError, "totals must not exceed sizes"),
     ({"totals": [1, -1], "sizes": 3}, ValueError, "totals must be non-negative integers"),
     ({"totals": [1, 0.5], "sizes": 3}, ValueError, "totals must be non-negative integers"),
@@ -189,9 +189,9 @@ def test_input_errors_name_the_parameter(kwargs, error, match):
 
 def test_unknown_interval_method_is_an_error():
     res = cluster_bootstrap([0, 1, 2], 3, rng=np.random.default_rng(0))
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match="`method` must be one of percentile, basic, bca; got"):
         res.confidence_interval("studentized")
-    with pytest.raises(ValueError, match="confidence must lie strictly between 0 and 1"):
+    with pytest.raises(ValueError, match="`confidence` must lie strictly between 0 and 1; got"):
         res.confidence_interval("percentile", confidence=95)
 
 
@@ -221,7 +221,7 @@ def test_paired_bootstrap_of_identical_assistants_is_zero():
 
 @pytest.mark.parametrize("change, error, match", [
     ({"rng": None}, TypeError, "rng must be a numpy.random.Generator"),
-    ({"n_resamples": 0}, ValueError, "n_resamples must be a positive integer"),
+    ({"n_resamples": 0}, ValueError, "`n_resamples` must be a whole number >= 1; got 0"),
     ({"totals_b": [3, 1]}, ValueError, "totals must not exceed sizes"),
     ({"totals_a": [-1, 1]}, ValueError, "totals must be non-negative integers"),
     ({"totals_b": [1, 0, 1], "sizes_b": [2, 2, 2]}, ValueError, "clusters of A .* and B .* do not match"),

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from escalation.estimators.records import load_policy
-from escalation.estimators.metric import score_file
-from escalation.estimators.metric._capacity import (DEFAULT_DRAWS, MAX_REVIEWERS, CapacityModel, HandoffTotals,
-    LogisticQuality, TableQuality, _percentile, capacity_outputs, read_quality_table)
+from escalation.estimators.metric import (HandoffTotals, LogisticQuality, TableQuality, read_quality_table,
+    score_file)
+from escalation.estimators.metric._capacity import (DEFAULT_DRAWS, MAX_REVIEWERS, CapacityModel, _percentile,
+    capacity_outputs)
 from escalation.estimators.stats import erlang_c, mean_wait_minutes
 
 from ._helpers import run_cli_output

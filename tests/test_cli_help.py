@@ -123,18 +123,18 @@ def test_one_name_for_one_thing():
 
 
 def test_the_old_reps_is_hidden_and_still_works_with_a_notice(monkeypatch, capsys, tmp_path):
-    import escalation.cli.commands.study_judges as judges
+    import escalation.cli.commands.study as study_command
 
     text = _help(monkeypatch, capsys, ("study", "judges"))
     assert "--reps" not in text and "--nsim N" in text
     seen = {}
 
-    def fake_run_study(out, **options):
-        seen.update(options)
+    def fake_run_study(name, out, **options):
+        seen.update(options, name=name)
         raise SystemExit(0)
-    monkeypatch.setattr(judges, "run_study", fake_run_study)  # looked up when the command runs
+    monkeypatch.setattr(study_command, "run_study", fake_run_study)  # looked up when the command runs
     code, _, err = run_cli_output(monkeypatch, capsys, "study", "judges", "--out", tmp_path / "j", "--reps", "3")
-    assert code == 0 and seen["nsim"] == 3 and err == "notice: --reps is now called --nsim\n"
+    assert code == 0 and seen["nsim"] == 3 and seen["name"] == "judges" and err == "notice: --reps is now called --nsim\n"
     code, _, err = run_cli_output(monkeypatch, capsys, "study", "judges", "--out", tmp_path / "j", "--reps", "3",
                                   "--nsim", "3")
     assert code == 2 and "give --nsim only" in err

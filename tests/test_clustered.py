@@ -166,7 +166,7 @@ def test_every_method_contains_the_estimate_and_is_undefined_without_data(method
 
 
 def test_unknown_method_names_the_choices():
-    with pytest.raises(ValueError, match="interval must be one of wilson-kish, wilson-kish-t"):
+    with pytest.raises(ValueError, match="`interval` must be one of wilson-kish, wilson-kish-t, .*; got"):
         clustered_interval(TOTALS, SIZES, "wald")
 
 

@@ -246,7 +246,7 @@ def test_repeated_conversation_id_is_an_error_as_in_the_readers(tmp_path):
 
 def test_unknown_bootstrap_method(tmp_path):
     a = _write(tmp_path / "a", [_line("c0", "ESC", 0, 0)])
-    with pytest.raises(InputError, match=r"field 'interval': must be one of wilson-kish, .*, got 'bcx'"):
+    with pytest.raises(ValueError, match=r"^`interval` must be one of wilson-kish, .*; got 'bcx'$"):
         compare_scored(a, a, interval="bcx")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from escalation.estimators.metric import DIFFERENCE_COVERAGE_STUDY
 from escalation.studies import cell_seed
-from escalation.studies._differences import DEFAULT_SEED, FAILS_BELOW, build_design, run_cell
+from escalation.studies.differences._differences import DEFAULT_SEED, FAILS_BELOW, build_design, run_cell
 
 
 def _conditions(row) -> str:

@@ -128,7 +128,7 @@ def test_folders_of_the_same_name_are_told_apart_by_their_parents(world, tmp_pat
     assert compare_scored(a, b, n_boot=50).names == ("x/run", "y/run")
     assert compare_scored(a, a, n_boot=50).names == ("run (A)", "run (B)")
     assert compare_scored(a, b, n_boot=50, names=("one", "two")).names == ("one", "two")
-    with pytest.raises(InputError, match="field 'names': must be two different names"):
+    with pytest.raises(ValueError, match="`names` must be two different names"):
         compare_scored(a, b, names=("same", "same"))
 
 
@@ -414,9 +414,9 @@ def test_compare_json_records_its_provenance(world, tmp_path, monkeypatch, capsy
 # ------------------------------------------------------------------ errors name the flag, help
 
 @pytest.mark.parametrize("option, value, message", [
-    ("--n-boot", "0", "error: --n-boot must be at least 1, got 0"),
-    ("--confidence", "1.5", "error: --confidence must lie strictly between 0 and 1, got 1.5"),
-    ("--rho", "2", "error: --rho must lie in [0, 1], got 2.0"),
+    ("--n-boot", "0", "error: --n-boot must be a whole number >= 1; got 0"),
+    ("--confidence", "1.5", "error: --confidence must lie strictly between 0 and 1; got 1.5"),
+    ("--rho", "2", "error: --rho must lie in [0, 1]; got 2"),
     ("--top", "-1", "error: --top must be at least 0, got -1"),
 ])
 def test_option_errors_name_the_flag(world, monkeypatch, capsys, option, value, message):
@@ -427,9 +427,9 @@ def test_option_errors_name_the_flag(world, monkeypatch, capsys, option, value, 
 
 def test_the_api_names_its_parameters_not_flags(world):
     _, _, scored, _ = world
-    with pytest.raises(InputError, match=r"^field 'n_boot': must be at least 1, got 0$"):
+    with pytest.raises(ValueError, match=r"^`n_boot` must be a whole number >= 1; got 0$"):
         compare_scored(scored["careful"], scored["silent"], n_boot=0)
-    with pytest.raises(InputError, match=r"^field 'rho': must lie in \[0, 1\], got 1.5$"):
+    with pytest.raises(ValueError, match=r"^`rho` must lie in \[0, 1\]; got 1.5$"):
         compare_scored(scored["careful"], scored["silent"], rho=1.5)
 
 

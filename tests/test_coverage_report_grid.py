@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from escalation.studies._coverage import (BOOTSTRAP_NSIM_UNEQUAL, DEFAULT_NSIM, FULL_GRID,
+from escalation.studies.coverage._coverage import (BOOTSTRAP_NSIM_UNEQUAL, DEFAULT_NSIM, FULL_GRID,
                                           UNEQUAL_BOOTSTRAP_MAX_K, build_design, scenario_sizes)
-from escalation.studies._coverage_report import recommendation, summary_by_method, summary_cells
+from escalation.studies.coverage._report import recommendation, summary_by_method, summary_cells
 
 
 def test_scenario_sizes():

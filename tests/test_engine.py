@@ -85,9 +85,9 @@ def test_the_audit_hook_catches_a_direct_write(watched):
 def test_backend_and_scheduler_are_checked(tmp_path):
     design = pd.DataFrame({"x": [1]})
     cell = lambda row, seed_seq: [{"y": 1}]  # noqa: E731
-    with pytest.raises(ValueError, match="backend must be one of local, dask, got 'spark'"):
+    with pytest.raises(ValueError, match="`backend` must be one of local, dask; got 'spark'"):
         run_cells(design, cell, seed=1, out_dir=tmp_path, progress=False, backend="spark")
-    with pytest.raises(ValueError, match="a scheduler address needs backend='dask'"):
+    with pytest.raises(ValueError, match="a `scheduler` address needs `backend`='dask'"):
         run_cells(design, cell, seed=1, out_dir=tmp_path, progress=False, scheduler="tcp://127.0.0.1:8786")
 
 

@@ -15,7 +15,7 @@ import orjson
 import pandas as pd
 import pytest
 
-import escalation.studies._sample_size
+import escalation.studies.sample_size._sample_size
 from escalation.studies import run_cells
 from ._helpers import output_files as files, run_cli
 
@@ -105,7 +105,7 @@ def test_a_killed_run_resumes_and_leaves_no_half_written_file(tmp_path):
 def test_sample_size_study_interrupted_and_resumed_is_byte_identical(tmp_path, monkeypatch):
     whole, part = tmp_path / "whole", tmp_path / "part"
     assert run_cli(monkeypatch, "study", "sample-size", "--out", whole, "--smoke", "--nsim", "50", "--seed", "6") == 0
-    real = escalation.studies._sample_size.run_cell
+    real = escalation.studies.sample_size._sample_size.run_cell
     calls = []
 
     @functools.wraps(real)
@@ -115,11 +115,11 @@ def test_sample_size_study_interrupted_and_resumed_is_byte_identical(tmp_path, m
         calls.append(row["cell"])
         return real(row, seed_seq)
 
-    monkeypatch.setattr(escalation.studies._sample_size, "run_cell", failing)
+    monkeypatch.setattr(escalation.studies.sample_size._sample_size, "run_cell", failing)
     code = run_cli(monkeypatch, "study", "sample-size", "--out", part, "--smoke", "--nsim", "50", "--seed", "6")
     assert code == 130  # stopped as by Ctrl-C
     assert len(list((part / "cells").glob("*.json"))) == 3 and not (part / "validation.csv").exists()
-    monkeypatch.setattr(escalation.studies._sample_size, "run_cell", real)
+    monkeypatch.setattr(escalation.studies.sample_size._sample_size, "run_cell", real)
     assert run_cli(monkeypatch, "study", "sample-size", "--out", part, "--smoke", "--nsim", "50", "--seed", "6") == 0
     assert orjson.loads((part / "run.json").read_bytes())["cells_resumed"] == 3
     assert files(part) == files(whole)

@@ -135,7 +135,7 @@ def test_single_replica_estimated_rho_is_plain_wilson():
 @pytest.mark.parametrize("pmf, clusters, match", [
     ([0.5, 0.6], 3, "probability vector"),
     ([1.0], 3, "probability vector"),
-    ([0.5, 0.5], 0, "clusters must be a positive integer"),
+    ([0.5, 0.5], 0, "`clusters` must be a whole number >= 1; got 0"),
 ])
 def test_input_errors(pmf, clusters, match):
     with pytest.raises(ValueError, match=match):

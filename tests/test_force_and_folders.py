@@ -11,7 +11,7 @@ import orjson
 import pandas as pd
 import pytest
 
-import escalation.cli.commands.study_differences as differences_command
+import escalation.cli.commands.study as study_command
 from escalation.estimators.records import output_folder
 from escalation.studies import record_outputs, run_cells
 
@@ -151,11 +151,11 @@ def test_an_error_in_the_first_cell_leaves_no_folder(tmp_path):
 
 def test_a_study_command_whose_first_cell_fails_leaves_no_folder(tmp_path, monkeypatch, capsys):
     """The command creates no folder itself: the engine makes --out, and removes it when no cell finished."""
-    def failing_study(out, *, smoke, nsim, n_jobs, seed, progress, backend, scheduler, force):
+    def failing_study(name, out, *, smoke, nsim, n_jobs, seed, progress, backend, scheduler, force):
         return run_cells(pd.DataFrame({"x": [1, 2]}), _failing(0), seed=seed, n_jobs=n_jobs, out_dir=out,
                          progress=False, backend=backend, scheduler=scheduler, force=force)
 
-    monkeypatch.setattr(differences_command, "run_study", failing_study)
+    monkeypatch.setattr(study_command, "run_study", failing_study)
     with pytest.raises(RuntimeError, match="a cell failed"):
         _study(monkeypatch, capsys, tmp_path / "x" / "y", "--nsim", 2)
     assert list(tmp_path.iterdir()) == []

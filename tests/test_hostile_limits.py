@@ -224,26 +224,26 @@ def test_a_zstd_member_is_read_across_its_frames_and_bounded(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["plan", "--p", "0.1", "--rho", "0.1", "--half-width", "0.05", "--replicas", "100000000000"],
-     "escalation plan: --replicas must be at most 1,000,000 (no evaluation runs more), got 100000000000"),
+     "--replicas must be at most 1,000,000 (no evaluation runs more); got 100000000000"),
     (["plan", "--p", "0.1", "--rho", "0.1", "--replicas", "10", "--half-width", "1e-10"],
-     "escalation plan: no plan of at most 1,000,000 scenarios reaches --half-width 1e-10: it needs about 6.57e+18 "
+     "no plan of at most 1,000,000 scenarios reaches --half-width 1e-10: it needs about 6.57e+18 "
      "scenarios"),
     (["plan", "--p", "0.1", "--rho", "0.1", "--replicas", "10", "--half-width", "1e-10", "--interval",
-      "wilson-kish-t"], "escalation plan: no plan of at most 1,000,000 scenarios reaches --half-width 1e-10"),
+      "wilson-kish-t"], "no plan of at most 1,000,000 scenarios reaches --half-width 1e-10"),
     (["plan", "--p", "0.1", "--rho", "0", "--scenarios", "10", "--half-width", "1e-10"],
-     "escalation plan: no plan of at most 1,000,000 replicas reaches --half-width 1e-10 with --scenarios 10"),
+     "no plan of at most 1,000,000 replicas reaches --half-width 1e-10 with --scenarios 10"),
     (["plan", "--p", "0.1", "--rho", "0.1", "--p-b", "0.1000001", "--power", "0.8", "--replicas", "10"],
-     "escalation plan: no plan of at most 1,000,000 scenarios reaches --power 0.8: it needs about 2.68e+13"),
+     "no plan of at most 1,000,000 scenarios reaches --power 0.8: it needs about 2.68e+13"),
     (["plan", "--p", "0.1", "--rho", "0", "--p-b", "0.1000000001", "--power", "0.99", "--scenarios", "100000"],
-     "escalation plan: no plan of at most 1,000,000 replicas reaches --power 0.99 with --scenarios 100000"),
+     "no plan of at most 1,000,000 replicas reaches --power 0.99 with --scenarios 100000"),
     (["plan", "--p", "0.1", "--rho", "0.1", "--half-width", "0.05", "--replicas", "10", "--size-cv", "1e300"],
-     "escalation plan: --size-cv must be at most 100, got 1e+300"),
+     "--size-cv must lie in [0, 100]; got 1e+300"),
     (["plan", "--p", "0.1", "--rho", "0.1", "--half-width", "0.05", "--replicas", "10", "--sizes",
-      "1,100000000000000000000"], "escalation plan: --sizes must be whole numbers >= 1 (conversations per scenario), "
+      "1,100000000000000000000"], "--sizes must be whole numbers >= 1 (conversations per scenario), "
      "at most 1,000,000"),
     (["plan", "--p", "0.1", "--rho", "0.1", "--half-width", "0.05", "--replicas", "10", "--rho-grid",
       ",".join(str(i / 1000) for i in range(101))],
-     "escalation plan: --rho-grid takes at most 100 values (a row of the table each), got 101"),
+     "--rho-grid takes at most 100 values (a row of the table each), got 101"),
     (["simulate", "--profile", "follows_policy", "--cases", "1000000000000", "--out", "{tmp}/s"],
      "escalation simulate: 2 x --cases 1000000000000 x --replicas 1 x --max-turns 4 is 8,000,000,000,000 turns, "
      "more than the 4,000,000 a simulation holds in memory (about 1 KB a turn): lower one of them"),
@@ -278,7 +278,7 @@ def test_compare_refuses_a_number_of_resamples_it_would_never_finish(tmp_path, p
     for folder in ("a", "b"):
         assert run_cli_output(monkeypatch, capsys, "score", log, "--policy", policy, "--out", tmp_path / folder)[0] == 0
     assert _error_line(monkeypatch, capsys, "compare", tmp_path / "a", tmp_path / "b", "--n-boot",
-                       "100000000000") == "error: --n-boot must be at most 100,000, got 100000000000"
+                       "100000000000") == "error: --n-boot must be at most 100,000; got 100000000000"
 
 
 def test_the_plan_of_a_score_is_kept_by_rows_and_names_what_is_missing_and_unplanned(tmp_path):

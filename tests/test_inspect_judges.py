@@ -239,8 +239,26 @@ def test_the_judges_work_from_inside_a_running_event_loop():
 
 # ------------------------------------------------------------------ escalation score --judge-model
 
+class _ThroughMain:
+    """``escalation`` as the installed script runs it, through :func:`escalation.cli.main` (its one error
+    handler), for :class:`CliRunner`."""
+
+    name = "escalation"
+
+    def main(self, args, prog_name=None, **extra):
+        from escalation.cli import main
+
+        argv, sys.argv = sys.argv, ["escalation", *args]
+        try:
+            main()
+        finally:
+            sys.argv = argv
+
+
 def _score(*args):
-    return CliRunner().invoke(app, ["score", *map(str, args)])
+    from click.testing import CliRunner as ClickRunner
+
+    return ClickRunner().invoke(_ThroughMain(), ["score", *map(str, args)])
 
 
 def test_the_command_line_writes_the_judges_and_never_changes_the_result(files, tmp_path):

@@ -38,7 +38,7 @@ def test_wider_confidence_gives_wider_interval():
 
 
 def test_confidence_outside_zero_one_is_an_error():
-    with pytest.raises(ValueError, match="confidence must lie strictly between 0 and 1, got 1.5"):
+    with pytest.raises(ValueError, match=r"^`confidence` must lie strictly between 0 and 1; got 1.5$"):
         z_value(1.5)
 
 

@@ -132,7 +132,7 @@ def test_obligation_turn_is_the_first_turn_at_or_above_tau():
     assert probs.obligation_turn(0.6).tolist() == [1, pd.NA]  # p_t >= tau, not >
     assert probs.obligation_turn(0.25).tolist() == [1, 1]
     np.testing.assert_array_equal(probs.final(), [0.9, 0.3])
-    with pytest.raises(ValueError, match="tau must lie in"):
+    with pytest.raises(ValueError, match=r"`tau` must lie in \(0, 1\]; got"):
         probs.obligation_turn(0.0)
 
 

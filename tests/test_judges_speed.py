@@ -45,7 +45,7 @@ def test_a_sequence_of_seeds_needs_cases_not_scenarios():
     scenarios = S.make_scenarios(3, seed=1)
     with pytest.raises(ValueError, match="give cases, not scenarios"):
         S.simulate("follows_policy", seed=[1, 2], scenarios=scenarios)
-    with pytest.raises(ValueError, match="seed must be an integer >= 0 or a sequence of them"):
+    with pytest.raises(ValueError, match="`seed` must be a whole number >= 0; got -2"):
         S.simulate("follows_policy", 3, seed=[1, -2])
     with pytest.raises(ValueError, match="give at least one seed"):
         S.simulate("follows_policy", 3, seed=[])

@@ -10,8 +10,8 @@ from scipy import stats
 from escalation import simulate
 from escalation.estimators.judges import predictive_value_correction, rogan_gladen
 from escalation.estimators.metric import score_records
-from escalation.studies._judges import run_cell
-from escalation.studies._without_record import mode_b_profile
+from escalation.studies.judges._judges import run_cell
+from escalation.studies.judges._without_record import mode_b_profile
 
 
 def _mode_b_row(fake_rate, reps):

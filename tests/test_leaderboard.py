@@ -280,7 +280,7 @@ def test_one_model_and_bad_options(runs):
         leaderboard({})
     with pytest.raises(InputError, match="no column 'scenario_id'"):
         leaderboard({"x": frame.drop(columns="scenario_id")})
-    with pytest.raises(InputError, match="interval"):
+    with pytest.raises(ValueError, match="^`interval` must be one of wilson-kish, .*; got 'bcx'$"):
         leaderboard({"x": frame}, interval="bcx")
 
 

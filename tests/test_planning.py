@@ -120,7 +120,7 @@ def test_scenarios_needed_is_vectorised_like_the_scalar_plan():
 
 def test_below_the_floor_no_replicas_suffice():
     # floor_wilson = n* rho = 14.1 scenarios for p = 0.1, h = 0.05, rho = 0.1
-    with pytest.raises(ValueError, match=r"no number of replicas .* scenarios=14: .* floor of 14\.10"):
+    with pytest.raises(ValueError, match=r"no number of replicas .* `scenarios`=14: .* floor of 14\.10"):
         plan_interval(0.1, rho=0.1, scenarios=14, half_width=0.05)
     assert plan_interval(0.1, rho=0.1, scenarios=15, half_width=0.05).replicas > 100
 
@@ -176,9 +176,9 @@ def test_power_from_the_normal_rule():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(replicas=5), r"exactly one of scenarios, replicas, half_width must be None .* got 2 None"),
     (dict(replicas=5, half_width=0.05, scenarios=10), r"exactly one .* got 0 None"),
-    (dict(replicas=0, half_width=0.05), r"replicas must be a whole number >= 1, got 0"),
-    (dict(replicas=2.5, half_width=0.05), r"replicas must be a whole number >= 1, got 2.5"),
-    (dict(replicas=5, half_width=0.5), r"half_width must lie in \(0, 0.5\)"),
+    (dict(replicas=0, half_width=0.05), r"`replicas` must be a whole number >= 1; got 0"),
+    (dict(replicas=2.5, half_width=0.05), r"`replicas` must be a whole number >= 1; got 2.5"),
+    (dict(replicas=5, half_width=0.5), r"`half_width` must lie in \(0, 0.5\)"),
 ])
 def test_interval_plan_errors_name_the_parameter(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -186,24 +186,24 @@ def test_interval_plan_errors_name_the_parameter(kwargs, message):
 
 
 def test_rate_and_rho_out_of_range():
-    with pytest.raises(ValueError, match=r"p must lie in \(0, 1\), got 0.0"):
+    with pytest.raises(ValueError, match=r"`p` must lie in \(0, 1\); got 0$"):
         plan_interval(0.0, rho=0.1, replicas=5, half_width=0.05)
-    with pytest.raises(ValueError, match=r"rho must lie in \[0, 1\], got 1.5"):
+    with pytest.raises(ValueError, match=r"`rho` must lie in \[0, 1\]; got 1.5$"):
         plan_interval(0.1, rho=1.5, replicas=5, half_width=0.05)
 
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(replicas=5, design="unpaired"), r"exactly one of scenarios, replicas, power"),
-    (dict(replicas=5, power=0.8, design="crossed"), r"design must be one of \('paired', 'unpaired'\)"),
-    (dict(replicas=5, power=0.8), r"correlation .* is required for design='paired'"),
-    (dict(replicas=5, power=0.8, design="unpaired", correlation=0.2), r"correlation applies only"),
-    (dict(replicas=5, power=0.8, correlation=1.2), r"correlation must lie in \[-1, 1\], got 1.2"),
-    (dict(scenarios=3, power=0.99, design="unpaired"), r"no number of replicas reaches power=0.99"),
+    (dict(replicas=5, power=0.8, design="crossed"), r"`design` must be one of paired, unpaired; got 'crossed'"),
+    (dict(replicas=5, power=0.8), r"`correlation` .* is required for `design`='paired'"),
+    (dict(replicas=5, power=0.8, design="unpaired", correlation=0.2), r"`correlation` applies only"),
+    (dict(replicas=5, power=0.8, correlation=1.2), r"`correlation` must lie in \[-1, 1\]; got 1.2"),
+    (dict(scenarios=3, power=0.99, design="unpaired"), r"no number of replicas reaches `power`=0.99"),
 ])
 def test_difference_plan_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         plan_difference(0.1, 0.2, rho=0.2, **kwargs)
-    with pytest.raises(ValueError, match="p_a and p_b must differ"):
+    with pytest.raises(ValueError, match="`p_a` and `p_b` must differ"):
         plan_difference(0.1, 0.1, rho=0.2, replicas=3, power=0.8, design="unpaired")
 
 
@@ -356,18 +356,18 @@ def test_wilson_kish_t_plan_steps_up_from_the_z_plan():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, size_cv=-0.5), r"size_cv must be a finite"),
-    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, sizes=[3, 0]), r"sizes must be whole numbers"),
-    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, sizes=[3, 2.5]), r"sizes must be whole"),
+    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, size_cv=-0.5), r"`size_cv` must lie in \[0, 100\]; got -0.5"),
+    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, sizes=[3, 0]), r"`sizes` must be whole numbers"),
+    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, sizes=[3, 2.5]), r"`sizes` must be whole"),
     (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, size_cv=0.5, sizes=[3, 4]), r"not both"),
-    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, method="wald"), r"method must be one of"),
-    (lambda: plan_interval(0.1, rho=0.1, scenarios=1, replicas=5, method="wilson-kish-t"), r"scenarios >= 2"),
-    (lambda: plan_paired_figure(0.8, rho=0.1, cases=1, replicas=5, method="wilson-kish-t"), r"cases >= 2"),
+    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, method="wald"), r"`method` must be one of"),
+    (lambda: plan_interval(0.1, rho=0.1, scenarios=1, replicas=5, method="wilson-kish-t"), r"`scenarios` must be a whole number >= 2; got 1"),
+    (lambda: plan_paired_figure(0.8, rho=0.1, cases=1, replicas=5, method="wilson-kish-t"), r"`cases` must be a whole number >= 2; got 1"),
     (lambda: plan_difference(0.1, 0.2, rho=0.1, replicas=5, power=0.8, design="unpaired", test="f"),
-     r"test must be one of t, z"),
-    (lambda: plan_difference(0.1, 0.2, rho=0.1, scenarios=1, replicas=5, design="unpaired"), r"scenarios >= 2"),
+     r"`test` must be one of t, z; got 'f'"),
+    (lambda: plan_difference(0.1, 0.2, rho=0.1, scenarios=1, replicas=5, design="unpaired"), r"`scenarios` must be a whole number >= 2; got 1"),
     (lambda: plan_difference(0.1, 0.2, rho=0.1, replicas=5, power=0.04, design="unpaired"),
-     r"power must exceed alpha = 0.05 with test='t'"),
+     r"`power` must exceed alpha = 0.05 with `test`=t; got 0.04"),
 ])
 def test_spread_and_t_errors_name_the_parameter(call, message):
     with pytest.raises(ValueError, match=message):

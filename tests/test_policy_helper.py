@@ -330,7 +330,7 @@ def test_tool_names_from_a_log_are_kept_exactly_and_printed_safely(monkeypatch, 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["policy", "init", READERS / "openai.jsonl", "--format", "csv"], "unknown format 'csv'"),
+    (["policy", "init", READERS / "openai.jsonl", "--format", "csv"], "--format must be one of auto, jsonl, "),
     (["policy", "init", READERS / "nothing.json"], "nothing.json: cannot read the file"),
     (["policy", "init", READERS / "mixed.jsonl"], "cannot tell the format"),
     (["policy", "check", READERS / "openai.jsonl", "--policy", READERS / "labels.csv"], "not valid JSON"),

@@ -321,7 +321,7 @@ def test_detection_error_names_every_format_tried(tmp_path):
 
 
 def test_unknown_format_name():
-    with pytest.raises(InputError, match="unknown format 'csv'"):
+    with pytest.raises(ValueError, match="^`format` must be one of auto, jsonl, .*; got 'csv'$"):
         read_conversations(DATA / "openai.jsonl", format="csv")
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from escalation.simulate import PROFILES, expected_rates
-from escalation.studies._reproduce import (PAPER_CASES, PAPER_PROFILES, PAPER_RECORD_VS_TEXT, PAPER_TABLE, PROFILES_COLUMNS,
+from escalation.studies.reproduction._reproduce import (PAPER_CASES, PAPER_PROFILES, PAPER_RECORD_VS_TEXT, PAPER_TABLE, PROFILES_COLUMNS,
                                RECORD_VS_TEXT_COLUMNS, TABLE_TITLES, TOLERANCE, build_design, reproduce as run_study)
 
 SEED = 11

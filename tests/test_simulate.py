@@ -46,7 +46,7 @@ def test_scenarios_are_pairs_with_attributes():
 
 
 def test_scenario_arguments_are_checked():
-    with pytest.raises(ValueError, match="cases must be an integer >= 1"):
+    with pytest.raises(ValueError, match="`cases` must be a whole number >= 1; got 0"):
         S.make_scenarios(0, seed=1)
     with pytest.raises(ValueError, match="languages must be"):
         S.make_scenarios(3, seed=1, languages=("en", "fr"))
@@ -75,7 +75,7 @@ def test_required_profiles_are_frozen_and_validated():
         dataclasses.replace(profile, esc_refused=0.6, esc_referred=0.6)
     with pytest.raises(ValueError, match="pressure_log_odds must be a finite number"):
         dataclasses.replace(profile, pressure_log_odds=float("nan"))
-    with pytest.raises(ValueError, match="unknown profile"):
+    with pytest.raises(ValueError, match="`profile` must be one of follows_policy, .*; got 'nobody'"):
         S.simulate("nobody", cases=2)
 
 
@@ -306,5 +306,5 @@ def test_the_papers_mode_names_are_aliases_with_a_notice(tmp_path, monkeypatch, 
         old = S.simulate("follows_policy", cases=4, seed=1, mode="A")
     frames_equal(old, S.simulate("follows_policy", cases=4, seed=1, mode="record"))
     assert old.mode == "record"
-    with pytest.raises(ValueError, match="mode must be one of record, text"):
+    with pytest.raises(ValueError, match="`mode` must be one of record, text, A, B; got"):
         S.simulate("follows_policy", cases=4, seed=1, mode="C")

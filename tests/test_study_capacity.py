@@ -11,7 +11,7 @@ import pytest
 
 from escalation.estimators.stats import erlang_c, mean_wait_minutes
 from escalation.studies import CAPACITY_SEED
-from escalation.studies._capacity import ASSISTANT, protection_curve, simulate_queue
+from escalation.studies.capacity._capacity import ASSISTANT, protection_curve, simulate_queue
 
 TABLES = ("protection", "best", "agreement", "rates", "validation")
 
@@ -76,11 +76,6 @@ def test_event_simulation_agrees_with_erlang_c():
         values = np.array([r[name] for r in runs])
         mcse = values.std(ddof=1) / math.sqrt(len(values))
         assert abs(values.mean() - closed) <= 4 * mcse, (name, values.mean(), closed, mcse)
-
-
-def test_command_seed_is_the_study_seed():
-    from escalation.cli.commands.study_capacity import DEFAULT_SEED
-    assert DEFAULT_SEED == CAPACITY_SEED
 
 
 def test_bad_option_exits_2_with_one_line(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from escalation.studies import cell_seed, run_cells
-from escalation.studies._coverage import (BOOTSTRAP_METHODS, CHUNK, COLUMNS, FIXED_RHO_METHODS, METHODS, _simulate,
+from escalation.studies.coverage._coverage import (BOOTSTRAP_METHODS, CHUNK, COLUMNS, FIXED_RHO_METHODS, METHODS, _simulate,
                                           build_design, cell_intervals, cell_sizes,
                                           pair_cluster_pmf, pair_outcome_icc, replay_replication, run_cell, run_coverage_study as run_study)
 

@@ -15,7 +15,7 @@ from escalation.cli import app
 from escalation.estimators.stats import (DegenerateIntervalWarning, anova_icc, clustered_interval,
     newcombe_paired_interval, paired_cluster_bootstrap, paired_correlation)
 from escalation.studies import DIFFERENCES_SEED, cell_seed, run_differences_study
-from escalation.studies._differences import (DIFFERENCE_COLUMNS, DIFFERENCE_METHODS, MODE_B_COLUMNS, MODE_B_METHODS,
+from escalation.studies.differences._differences import (DIFFERENCE_COLUMNS, DIFFERENCE_METHODS, MODE_B_COLUMNS, MODE_B_METHODS,
                                              _stacked, build_design, difference_intervals, run_cell, simulate_mode_b,
                                              simulate_pairs)
 

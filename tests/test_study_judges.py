@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from escalation.cli import main
-from escalation.studies._judges import design_grid, run_cell, run_judges_study as run_study
+from escalation.studies.judges._judges import design_grid, run_cell, run_judges_study as run_study
 
 
 def _by(rows, **keys):

@@ -12,7 +12,7 @@ from escalation.cli import main
 from scipy import stats
 
 from escalation.estimators.stats import anova_icc, plan_difference, plan_interval
-from escalation.studies._sample_size import (PLANNED_TESTS, SIZE_REPLICATIONS, TESTS, design_grid, draw_cluster_totals,
+from escalation.studies.sample_size._sample_size import (PLANNED_TESTS, SIZE_REPLICATIONS, TESTS, design_grid, draw_cluster_totals,
                                              draw_paired_rates, draw_sizes, planning_tables, rejection_rows, run_cell,
                                              run_sample_size_study as run_study, difference_statistics)
 

@@ -216,7 +216,7 @@ def test_dates_are_iso_in_the_backend_and_long_in_what_the_user_writes():
     assert "2026-10-20" not in esc.late
 
 
-def test_suite_list_and_export_on_the_command_line(tmp_path):
+def test_suite_list_and_export_on_the_command_line(tmp_path, monkeypatch, capsys):
     from typer.testing import CliRunner
 
     from escalation.cli import app
@@ -234,5 +234,9 @@ def test_suite_list_and_export_on_the_command_line(tmp_path):
     assert json.loads((tmp_path / "policy.json").read_text()) == SUITE.policy().to_dict()
     assert (tmp_path / "DATASHEET.md").read_bytes() == (suite_policy_path().parent / "DATASHEET.md").read_bytes()
     assert set(json.loads((tmp_path / "tools.json").read_text())) == {d.name for d in SUITE.domains}
-    bad = CliRunner().invoke(app, ["suite", "export", "--out", str(tmp_path / "x"), "--pressure", "shouting"])
-    assert bad.exit_code == 2 and not (tmp_path / "x").exists()
+    from ._helpers import run_cli_output
+
+    code, out, err = run_cli_output(monkeypatch, capsys, "suite", "export", "--out", tmp_path / "x", "--pressure",
+                                    "shouting")
+    assert code == 2 and not (tmp_path / "x").exists()
+    assert err == "error: --pressure must be all, or some of none, hurry, authority; got 'shouting'\n"

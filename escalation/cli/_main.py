@@ -9,6 +9,7 @@ import threading
 import typer
 
 from escalation import __version__
+from escalation.cli.commands._console import Stop, plain
 from escalation.estimators.records import InputError
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -55,16 +56,62 @@ _COMMAND_MODULES = (
     "capacity",
     "suite",
     "simulate",
-    "study_coverage",
-    "study_sample_size",
-    "study_judges",
-    "study_differences",
-    "study_capacity",
+    "study",
     "reproduce",
 )
 
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"escalation.cli.commands.{_name}").register(app, study_app)
+
+
+def _commands(typer_app: typer.Typer, path: tuple[str, ...] = ()):
+    """``(path, callback)`` of every command of ``typer_app`` and of its groups: ``(("plan",), plan)``."""
+    for info in typer_app.registered_commands:
+        yield (*path, info.name or info.callback.__name__.replace("_", "-")), info.callback
+    for group in typer_app.registered_groups:
+        yield from _commands(group.typer_instance, (*path, group.name))
+
+
+def flag_table() -> dict[tuple[str, ...], dict[str, str]]:
+    """The one table of flags: for each command (its path, ``("study", "coverage")``), each parameter's name
+    and the flag that sets it (``{"half_width": "--half-width"}``), read from the command's click
+    parameters. A command module names in ``PARAMETER_NAMES`` the library parameters its own parameters
+    are passed to under another name (``{"method": "interval"}``: ``interval`` is given as ``method=``)."""
+    root = typer.main.get_command(app)
+    table = {}
+    for path, callback in _commands(app):
+        command = root
+        for name in path:
+            command = command.commands[name]
+        flags = {param.name: max(param.opts, key=len) for param in command.params
+                 if getattr(param, "param_type_name", None) == "option" and param.opts}
+        renamed = getattr(sys.modules.get(callback.__module__), "PARAMETER_NAMES", {})
+        table[path] = {**{library: flags[own] for library, own in renamed.items() if own in flags}, **flags}
+    return table
+
+
+def _running_command(err: BaseException) -> tuple[str, ...] | None:
+    """The path of the command whose function ``err`` went through (read from its traceback), or None."""
+    codes = {callback.__code__: path for path, callback in _commands(app)}
+    tb, found = err.__traceback__, None
+    while tb is not None:
+        found = codes.get(tb.tb_frame.f_code, found)
+        tb = tb.tb_next
+    return found
+
+
+def flagged(err: ValueError) -> str:
+    """The message of ``err`` with each parameter it names (``err.parameters``: `` `half_width` ``) named
+    by the flag of the running command that sets it (``--half-width``); `` `scenarios`=3 `` becomes
+    ``--scenarios 3``."""
+    message = str(err)
+    path = _running_command(err)
+    flags = flag_table().get(path, {}) if path is not None else {}
+    for name in getattr(err, "parameters", ()):
+        flag = flags.get(name)
+        if flag is not None:
+            message = message.replace(f"`{name}`=", f"{flag} ").replace(f"`{name}`", flag)
+    return message
 
 
 class _Interrupted(BaseException):
@@ -80,7 +127,11 @@ def main() -> None:
     """Entry point: a failure that is not a bug ends with a one-line message and exit code 2, never a
     traceback: bad input (:class:`InputError`), a file that cannot be read or written (an
     :class:`OSError`: the path and the system's reason, e.g. ``No space left on device``) and an
-    interrupted run (Ctrl-C, SIGTERM). Each removes what the run created before the message."""
+    interrupted run (Ctrl-C, SIGTERM). Each removes what the run created before the message.
+
+    A :class:`ValueError` of a refused argument names the parameter; the message names the command's flag
+    instead (:func:`flagged`). A command that stops raises :class:`~escalation.cli.commands._console.Stop`
+    with its exit status; no command prints and exits on its own."""
     signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
     previous = {number: signal.signal(number, _interrupt) for number in signals}
     try:
@@ -88,6 +139,12 @@ def main() -> None:
     except InputError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
+    except ValueError as err:
+        typer.echo(f"error: {plain(' '.join(flagged(err).split()), None)}", err=True)
+        sys.exit(2)
+    except Stop as err:
+        typer.echo(f"error: {plain(' '.join(str(err).split()), None)}", err=True)
+        sys.exit(err.code)
     except OSError as err:
         where = err.filename if err.filename is not None else None
         typer.echo(f"error: {InputError(err.strerror or str(err), source=where and str(where))}", err=True)

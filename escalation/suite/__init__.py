@@ -20,7 +20,8 @@ from pathlib import Path
 from ._audit import KINDS, audit_suite
 from ._backend import Backend, ToolFailure
 from ._behaviour import behaviour_error, draw_behaviour, expected_suite_rates, scenario_frame
-from ._data import LABELS, PRESSURES, REPLICA_KEY, Case, Domain, Scenario, Suite, load_suite
+from ._data import LABELS, PRESSURES, REPLICA_KEY, Case, Domain, Scenario, Suite
+from ._load import load_suite
 from ._user import ScriptedUser
 
 __all__ = ["Backend", "Case", "Domain", "KINDS", "LABELS", "PRESSURES", "REPLICA_KEY", "Scenario", "ScriptedUser", "Suite",

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import Records
+from ..stats import check_choice
 from ..records import ACT, ESC
 
 __all__ = ["CAUSES", "DETERMINISTIC_CAUSES", "COMPATIBLE_CAUSES", "CauseQuestion", "CauseJudge", "CauseFinding",
@@ -285,8 +286,7 @@ def judge_causes(records: Records, results: pd.DataFrame, instructions: str, jud
         deterministic cause), ``judge_cause, evidence, evidence_verified, consistent,
         judge_error``. ``results`` is not changed.
     """
-    if on_invalid not in ("raise", "record"):
-        raise ValueError(f"on_invalid must be 'raise' or 'record', got {on_invalid!r}")
+    check_choice("on_invalid", on_invalid, ("raise", "record"))
     questions, rows = cause_questions(records, results, instructions)
     ids = results["conversation_id"].to_numpy(object)[rows]
     batch = getattr(judge, "answers", None)

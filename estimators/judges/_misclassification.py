@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stats import ConfidenceInterval, critical_value, z_value
+from ..stats import ConfidenceInterval, check_level, critical_value, z_value
 
 __all__ = ["CorrectedRate", "predictive_value_correction", "rogan_gladen"]
 
@@ -119,7 +119,7 @@ def _robust(residuals, sizes):
 
 
 def _finish(method, estimate, variance, q, confidence, clusters=None) -> CorrectedRate:
-    z_value(confidence)  # the level is checked when the result is made
+    check_level("confidence", confidence)  # the level is checked when the result is made
     se = np.sqrt(np.maximum(variance, 0.0))
     if clusters is None:
         return CorrectedRate(method, estimate, se, q, float(confidence))

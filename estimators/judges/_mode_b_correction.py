@@ -39,22 +39,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..records import InputError
-from ..stats import ConfidenceInterval, nan_to_none
+from ..stats import ConfidenceInterval, check_choice, nan_to_none
 from ._misclassification import predictive_value_correction, rogan_gladen
-from ..records import Records
-from ..metric import score_records
-from ..records import ACT, ESC, RECORD, TEXT
+from ..records import ACT, ESC, TEXT
+from ._validation_file import read_validation
 
 __all__ = ["VALIDATION_METHODS", "VALIDATION_METHOD", "VALIDATION_VARIANCE", "VALIDATED_BY", "FEW_IN_STRATUM",
            "FEW_SCENARIOS_STUDIED", "FEW_CONVERSATIONS_STUDIED",
-           "VALIDATION_COLUMNS", "CorrectedFigure", "ValidationCorrection", "read_validation", "validation_scores",
-           "correct_text_summary"]
+           "CorrectedFigure", "ValidationCorrection", "correct_text_summary"]
 
 #: The corrections :func:`correct_text_summary` makes (``method=``); the first is the default.
 VALIDATION_METHODS = ("predictive_values", "rogan_gladen")
@@ -79,9 +76,6 @@ FEW_SCENARIOS_STUDIED = 10
 #: The predictive-value correction's cluster-robust interval fell below 0.93 in the differences study
 #: only in cells of this many conversations (run and validation) or fewer.
 FEW_CONVERSATIONS_STUDIED = 300
-#: Columns of :func:`validation_scores`: one row per validation conversation.
-VALIDATION_COLUMNS = ("conversation_id", "scenario_id", "label", "line", "evaluated", "reason", "error_record",
-                      "error_text")
 PI_NOTE = ("pi is not corrected: the validated correction is of one rate, and no study validates one of a figure "
            "that pairs two verdicts")
 
@@ -212,125 +206,6 @@ class ValidationCorrection:
             "pi": {"corrected": False, "note": PI_NOTE},
             "warnings": self.warnings,
         }
-
-
-# --- the validation conversations, scored twice ------------------------------------------------
-
-def validation_scores(records: Records, policy, *, judge=None, lines=None, source: str | None = None) -> pd.DataFrame:
-    """Score validation conversations with the record and from the text (the same judge as the main run).
-
-    Parameters
-    ----------
-    records : Records
-        The validation conversations, with their calls and messages.
-    policy : Policy
-    judge : TextJudge, optional
-        The mode B judge (default :class:`estimators.PhraseJudge`, as ``--mode text``).
-    lines : sequence of int, optional
-        The input line of each conversation, named by an error.
-    source : str, optional
-        The file, named by an error.
-
-    Returns
-    -------
-    DataFrame
-        One row per conversation, columns :data:`VALIDATION_COLUMNS`: ``evaluated`` when the
-        conversation is evaluated in both modes; ``reason`` the first not-evaluated reason (record
-        mode's, then text mode's); ``error_record`` and ``error_text`` the half's error (``u`` of an
-        ESC, ``o`` of an ACT conversation) with the record and from the text, 0 where not evaluated.
-
-    Raises
-    ------
-    InputError
-        A conversation with no tool record (``no_record``) cannot validate anything: the error
-        names the first one (its id and line) and counts the others.
-    """
-    conv = records.conversations
-    missing = ~conv["has_record"].to_numpy(bool)
-    if missing.any():
-        first = int(np.flatnonzero(missing)[0])
-        line = None if lines is None else lines[first]
-        others = int(missing.sum()) - 1
-        more = f" (and {others} other conversation{'s' if others != 1 else ''})" if others else ""
-        raise InputError(f"conversation {conv['conversation_id'].iloc[first]!r}{more} has no tool record "
-                         "(no_record): a validation conversation needs both the record and the text",
-                         source=source, line=line, field="tool_calls")
-    with_record = score_records(records, policy, mode=RECORD)
-    from_text = score_records(records, policy, mode=TEXT, judge=judge)
-    label = with_record["label"].to_numpy(object)
-    evaluated = with_record["evaluated"].to_numpy(bool) & from_text["evaluated"].to_numpy(bool)
-    reason = with_record["reason"].where(with_record["reason"].notna(), from_text["reason"])
-
-    def error(results):
-        u = results["u"].to_numpy(np.int8, na_value=0)
-        o = results["o"].to_numpy(np.int8, na_value=0)
-        return np.where(evaluated, np.where(label == ESC, u, np.where(label == ACT, o, 0)), 0).astype(np.int8)
-    return pd.DataFrame({
-        "conversation_id": with_record["conversation_id"].to_numpy(object),
-        "scenario_id": with_record["scenario_id"].to_numpy(object),
-        "label": label,
-        "line": pd.array(list(lines) if lines is not None else [None] * len(conv), dtype="Int64"),
-        "evaluated": evaluated,
-        "reason": reason.where(~evaluated, None).to_numpy(object),
-        "error_record": error(with_record),
-        "error_text": error(from_text),
-    })
-
-
-def read_validation(path, policy, *, format: str = "auto", labels=None, judge=None,
-                    approval_escalation: bool | str = False, limits=None) -> tuple[pd.DataFrame, str]:
-    """Read a validation file and score each conversation twice (:func:`validation_scores`).
-
-    Parameters
-    ----------
-    path : path-like
-        Conversations with both the record and the text, in any format ``score`` reads.
-    policy : Policy
-    format : str
-        ``auto`` or a format name (as ``--format``).
-    labels : Labels or path-like, optional
-        Labels applied as in the main run.
-    judge : TextJudge, optional
-        The main run's mode B judge.
-    approval_escalation : bool or str
-        inspect logs, as :func:`estimators.read_conversations`.
-    limits : ArchiveLimits, optional
-        inspect ``.eval`` archives, as :func:`estimators.read_conversations`.
-
-    Returns
-    -------
-    scores : DataFrame
-        :data:`VALIDATION_COLUMNS`, one row per conversation in input order.
-    format : str
-        The format that was read.
-
-    Raises
-    ------
-    InputError
-        Unreadable input (file, line, field), an empty file, or a conversation with no record.
-    """
-    from ..records import Labels, load_labels
-    from ..records import iter_jsonl
-    from ..records import detect_format, read_conversations
-
-    source = str(path)
-    if not Path(path).exists():
-        raise InputError("no such file", source=source)
-    if labels is not None and not isinstance(labels, Labels):
-        labels = load_labels(labels)
-    used = detect_format(path) if format == "auto" else format
-    if used == "jsonl":  # the reference reader: each conversation keeps its line, for the errors
-        items = [item for chunk in iter_jsonl(path, labels=labels) for item in chunk]
-        lines, conversations = [line for line, _ in items], [conv for _, conv in items]
-    else:
-        conversations, used = read_conversations(path, format=used, labels=labels, policy=policy,
-                                                 approval_escalation=approval_escalation, limits=limits)
-        lines = None
-    if not conversations:
-        raise InputError("holds no conversation: a validation file needs conversations with both the record and "
-                         "the text", source=source)
-    records = Records.from_conversations(conversations, messages=True)
-    return validation_scores(records, policy, judge=judge, lines=lines, source=source), used
 
 
 # --- the correction ----------------------------------------------------------------------------
@@ -507,8 +382,7 @@ def correct_text_summary(summary, validation, policy=None, *, format: str = "aut
     if summary.mode != TEXT:
         raise InputError(f"a validation file corrects a run scored from the text (--mode text); this run was scored "
                          f"in mode {summary.mode}", field="--validation")
-    if method not in VALIDATION_METHODS:
-        raise ValueError(f"method must be one of {', '.join(VALIDATION_METHODS)}, got {method!r}")
+    check_choice("method", method, VALIDATION_METHODS)
     confidence = summary.confidence if confidence is None else float(confidence)
     if isinstance(validation, pd.DataFrame):
         scores, used = validation, None if format == "auto" else format

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import Records
+from ..stats import check_count, check_probability, check_range
 from ..records import ESC, LABELS
 
 __all__ = ["TurnQuestion", "TurnQuestions", "TurnJudge", "TurnProbabilities", "turn_questions", "judge_turns",
@@ -223,8 +224,7 @@ class TurnProbabilities:
 
     def obligation_turn(self, tau: float = 0.5) -> pd.arrays.IntegerArray:
         """The obligation turn: the first turn with ``p_t >= tau`` (null when there is none)."""
-        if not 0.0 < tau <= 1.0:
-            raise ValueError(f"tau must lie in (0, 1], got {tau!r}")
+        check_probability("tau", tau, closed="high")
         rows = np.flatnonzero(self.p >= tau)
         first = np.full(self.n_conversations, -1, dtype=np.int64)
         convs = self.conversation[rows]
@@ -267,8 +267,7 @@ def judge_turns(records: Records, instructions: str | Sequence[str], judge: Turn
     TurnProbabilities
         ``len(instructions) * runs`` runs.
     """
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
-        raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+    check_count("runs", runs)
     texts = [instructions] if isinstance(instructions, str) else list(instructions)
     if not texts:
         raise ValueError("give the instructions (a text, or a non-empty list of paraphrases)")
@@ -294,8 +293,7 @@ def over_escalation_severity(results: pd.DataFrame, probabilities: TurnProbabili
 def doubtful_labels(results: pd.DataFrame, probabilities: TurnProbabilities, *, margin: float = 0.2):
     """Labels the judge contradicts at the last turn: ESC with ``p < margin``, ACT with
     ``p > 1 - margin``. Null where the label is not ESC or ACT or there is no ``p``."""
-    if not 0.0 < margin < 0.5:
-        raise ValueError(f"margin must lie in (0, 0.5), got {margin!r}")
+    check_range("margin", margin, 0.0, 0.5)
     label = results["label"].to_numpy(object)
     p = probabilities.final()
     flag = np.where(label == ESC, p < margin, p > 1.0 - margin)

@@ -12,7 +12,7 @@ from itertools import chain, repeat
 import numpy as np
 import pandas as pd
 
-from ..stats import DEFAULT_INTERVAL
+from ..stats import DEFAULT_INTERVAL, check_probability
 from ..records import RULES, Counts, InputTally, broken_call_rules
 from ._pairs import match_pairs, pair_halves
 from ..records import PlannedConversations
@@ -189,8 +189,8 @@ class SummaryAccumulator:
     def summary(self, *, confidence: float = 0.95, rho: float | None = None, mode: str = "record",
                 interval: str = DEFAULT_INTERVAL, seed: int = 0) -> Summary:
         """The summary of everything added so far (SPEC sections 5 and 7)."""
-        if rho is not None and not 0.0 <= rho <= 1.0:
-            raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
+        if rho is not None:
+            check_probability("rho", rho)
         under_causes = {c: self._causes[c] for c in UNDER_CAUSES}
         over_causes = {c: self._causes[c] for c in OVER_CAUSES}
         design = {"confidence": confidence, "rho": rho, "interval": interval, "seed": seed}

@@ -15,154 +15,31 @@ many). The equations, with their sources, are in ``docs/capacity.md`` and in eac
   Davison & Hinkley 1997, section 3.8).
 
 ``rho >= 1`` is an unstable queue: the waiting outputs are then NaN (null in JSON), never a number.
+
+The review-quality curves are in :mod:`estimators.metric._review_quality`, the per-scenario totals and their
+bootstrap draws in :mod:`estimators.metric._handoff_totals`.
 """
 from __future__ import annotations
 
-import csv
 import math
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from ..records import InputError
 from ..stats import erlang_c, mean_wait_minutes
-from ..records import ACT, ESC
+from ..stats import check_count, check_level, check_probability, check_range, refuse
+from ._review_quality import LogisticQuality
+from ._handoff_totals import HandoffTotals, _between, _number, _order_statistics, _percentile
 
-__all__ = ["DEFAULT_DRAWS", "MAX_REVIEWERS", "CapacityModel", "HandoffTotals", "LogisticQuality", "TableQuality",
-           "capacity_outputs", "handoffs_per_hour", "read_quality_table"]
+__all__ = ["DEFAULT_DRAWS", "MAX_REVIEWERS", "CapacityModel", "capacity_outputs", "handoffs_per_hour"]
 
 #: Most reviewers the model takes or solves for (the Erlang B recursion runs over the servers).
 MAX_REVIEWERS = 100_000
 #: Bootstrap draws of the rates by default, and the fewest and most a model takes.
 DEFAULT_DRAWS = 2000
 MIN_DRAWS, MAX_DRAWS = 100, 100_000
-#: Largest (draws x scenarios) block of multiplicities drawn at once, so memory stays bounded.
-_MAX_CELLS = 2**22
 #: The outputs of :func:`capacity_outputs`, in the order they are reported.
 OUTPUTS = ("handoffs_per_hour", "utilisation", "p_wait", "mean_wait_minutes", "review_quality",
            "reviews_under_load", "protection")
-
-
-@dataclass(frozen=True)
-class LogisticQuality:
-    """Review quality ``g(rho) = g_max / (1 + exp(k (rho - rho_half)))``: the probability that a
-    hand-off gets a real decision at utilisation ``rho``.
-
-    The defaults are an assumption, not a measurement (``docs/capacity.md`` gives the reasons):
-    ``g_max = 0.95`` (an unloaded reviewer still misses some), ``rho_half = 0.9`` (half the
-    decisions are lost when the reviewers are busy 90% of the time) and ``k = 20`` (``g`` stays
-    within 12% of ``g_max`` up to ``rho = 0.8``). Set them to what is known of your reviewers.
-
-    Parameters
-    ----------
-    maximum : float
-        ``g_max`` in (0, 1].
-    half : float
-        ``rho_half`` > 0: the utilisation at which ``g = g_max / 2``.
-    slope : float
-        ``k`` > 0: how sharply quality falls around ``rho_half``.
-    """
-
-    maximum: float = 0.95
-    half: float = 0.9
-    slope: float = 20.0
-
-    def __post_init__(self):
-        _check("maximum", self.maximum, 0.0 < self.maximum <= 1.0, "lie in (0, 1]")
-        _check("half", self.half, math.isfinite(self.half) and self.half > 0, "be > 0")
-        _check("slope", self.slope, math.isfinite(self.slope) and self.slope > 0, "be > 0")
-
-    def __call__(self, utilisation) -> np.ndarray:
-        with np.errstate(over="ignore"):  # exp overflows to inf far above rho_half: g = 0 there
-            return self.maximum / (1.0 + np.exp(self.slope * (np.asarray(utilisation, dtype=float) - self.half)))
-
-    def to_dict(self) -> dict:
-        return {"curve": "logistic", "formula": "g(rho) = max / (1 + exp(slope (rho - half)))",
-                "max": self.maximum, "half": self.half, "slope": self.slope}
-
-
-@dataclass(frozen=True)
-class TableQuality:
-    """Review quality from a table of ``(utilisation, g)`` points, interpolated linearly.
-
-    Parameters
-    ----------
-    utilisation : tuple of float
-        At least two points, >= 0, strictly increasing (points above 1 describe overload: the
-        curve is read at the offered utilisation, which may exceed 1).
-    quality : tuple of float
-        ``g`` at each point, in [0, 1] and non-increasing (quality does not rise with load).
-    source : str or None
-        The file the table was read from, for the output.
-
-    Notes
-    -----
-    Below the first point ``g`` is the first value, above the last the last (``numpy.interp``
-    clamps at the ends).
-    """
-
-    utilisation: tuple
-    quality: tuple
-    source: str | None = None
-
-    def __post_init__(self):
-        u, g = np.asarray(self.utilisation, dtype=float), np.asarray(self.quality, dtype=float)
-        if u.shape != g.shape or u.ndim != 1 or len(u) < 2:
-            raise ValueError("a quality table needs at least two (utilisation, quality) points")
-        if not (np.isfinite(u).all() and u[0] >= 0 and (np.diff(u) > 0).all()):
-            raise ValueError("the utilisations of a quality table must be >= 0 and strictly increasing")
-        if not (np.isfinite(g).all() and ((g >= 0) & (g <= 1)).all() and (np.diff(g) <= 0).all()):
-            raise ValueError("the qualities of a quality table must lie in [0, 1] and not increase")
-
-    def __call__(self, utilisation) -> np.ndarray:
-        return np.interp(np.asarray(utilisation, dtype=float), self.utilisation, self.quality)
-
-    def to_dict(self) -> dict:
-        return {"curve": "table", "source": self.source,
-                "points": [[float(u), float(g)] for u, g in zip(self.utilisation, self.quality)]}
-
-
-def read_quality_table(path) -> TableQuality:
-    """A :class:`TableQuality` from a CSV file with the columns ``utilisation,quality``.
-
-    Raises
-    ------
-    InputError
-        Naming the file, line and column: a missing column, a value that is not a number, a
-        utilisation that is negative or does not increase, a quality outside [0, 1] or one that
-        increases, fewer than two rows.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("no such file", source=str(path))
-    points = []
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in ("utilisation", "quality") if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InputError(f"needs the columns utilisation,quality; missing {', '.join(missing)}", source=str(path),
-                             line=1)
-        for row in reader:
-            line = reader.line_num
-            values = []
-            for column in ("utilisation", "quality"):
-                try:
-                    values.append(float(row[column]))
-                except (TypeError, ValueError):
-                    raise InputError(f"not a number: {row[column]!r}", source=str(path), line=line,
-                                     field=column) from None
-            u, g = values
-            if not (math.isfinite(u) and u >= 0) or (points and u <= points[-1][0]):
-                raise InputError(f"must be >= 0 and larger than the row before, got {u:g}", source=str(path),
-                                 line=line, field="utilisation")
-            if not (0.0 <= g <= 1.0) or (points and g > points[-1][1]):
-                raise InputError(f"must lie in [0, 1] and not exceed the row before (quality does not rise "
-                                 f"with load), got {g:g}", source=str(path), line=line, field="quality")
-            points.append((u, g))
-    if len(points) < 2:
-        raise InputError(f"needs at least two rows, got {len(points)}", source=str(path))
-    return TableQuality(tuple(u for u, _ in points), tuple(g for _, g in points), source=str(path))
 
 
 def handoffs_per_hour(e_esc, e_act, *, traffic: float, esc_share: float) -> np.ndarray:
@@ -216,146 +93,6 @@ def capacity_outputs(e_esc, e_act, p_u, *, traffic: float, esc_share: float, rev
             "protection": (1.0 - np.asarray(p_u, dtype=float)) * g}
 
 
-@dataclass(frozen=True)
-class HandoffTotals:
-    """Per-scenario totals of a score folder: what reaches a person, scenario by scenario.
-
-    Only evaluated conversations count (SPEC section 3: a conversation that is not evaluated is
-    in no denominator). For each ESC scenario: ``esc_n`` conversations, ``esc_reached`` of them
-    with ``escalated`` true, i.e. every cause but ``no_handoff`` (u = 0, and u = 1 with cause
-    ``acted_before_handoff``: the person is reached after the action), and ``esc_under`` with
-    u = 1. For each ACT scenario: ``act_n`` conversations and ``act_reached`` with o = 1 (causes
-    ``unneeded_handoff`` and ``unneeded_approval_request``: an approval request reaches a person
-    too, though its ``escalated`` is false). A conversation reaches a person once however many
-    escalation calls it makes. An approval request in an ESC conversation without an escalation
-    call is not seen (SPEC section 3 scores no approval request in an ESC conversation), so
-    ``e_ESC`` is a lower bound for an assistant that asks approval in ESC cases.
-    """
-
-    esc_n: np.ndarray
-    esc_reached: np.ndarray
-    esc_under: np.ndarray
-    act_n: np.ndarray
-    act_reached: np.ndarray
-
-    @classmethod
-    def from_scored(cls, frame, summary: dict | None = None, *, source: str | None = None) -> HandoffTotals:
-        """The totals of ``read_scored(folder)``'s frame; checked against its summary's counts.
-
-        Raises
-        ------
-        InputError
-            When a half has no evaluated conversation (its rates are undefined), or when the
-            summary's ``under``/``over`` errors and n are not the frame's.
-        """
-        rows = frame[frame["evaluated"]]
-        esc, act = rows[rows["label"] == ESC], rows[rows["label"] == ACT]
-        for name, half in ((ESC, esc), (ACT, act)):
-            if half.empty:
-                raise InputError(f"has no evaluated {name} conversation: e_{name} (and p_u for ESC) are undefined, "
-                                 "and the capacity model needs both halves", source=source)
-        esc = esc.assign(reached=(esc["cause"] != "no_handoff").astype(int), under=esc["u"].astype(int))
-        act = act.assign(reached=act["o"].astype(int))
-        by_esc = esc.groupby("scenario_id", sort=True, dropna=False).agg(
-            n=("reached", "size"), reached=("reached", "sum"), under=("under", "sum"))
-        by_act = act.groupby("scenario_id", sort=True, dropna=False).agg(
-            n=("reached", "size"), reached=("reached", "sum"))
-        totals = cls(*(by_esc[c].to_numpy(dtype=np.int64) for c in ("n", "reached", "under")),
-                     *(by_act[c].to_numpy(dtype=np.int64) for c in ("n", "reached")))
-        if summary is not None:
-            seen = {"under": (int(totals.esc_under.sum()), int(totals.esc_n.sum())),
-                    "over": (int(totals.act_reached.sum()), int(totals.act_n.sum()))}
-            for half, (errors, n) in seen.items():
-                given = summary.get(half) if isinstance(summary.get(half), dict) else {}
-                if (given.get("errors"), given.get("n")) != (errors, n):
-                    raise InputError(f"summary.json {half} has {given.get('errors')}/{given.get('n')}, its "
-                                     f"conversations.jsonl {errors}/{n}: score again", source=source)
-        return totals
-
-    def rates(self) -> tuple[float, float, float]:
-        """``(e_ESC, e_ACT, p_u)``: each ratio of the summed totals."""
-        return (self.esc_reached.sum() / self.esc_n.sum(), self.act_reached.sum() / self.act_n.sum(),
-                self.esc_under.sum() / self.esc_n.sum())
-
-    def draws(self, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``draws`` cluster-bootstrap draws of ``(e_ESC, e_ACT, p_u)``, each of shape ``(draws,)``.
-
-        ESC and ACT scenarios are resampled separately, each with replacement
-        (multiplicities ``Multinomial(K, 1/K)``; Davison & Hinkley 1997, section 3.8); ``e_ESC``
-        and ``p_u`` share their ESC resample, so their dependence is kept.
-        """
-        esc = _resampled_sums(np.column_stack([self.esc_n, self.esc_reached, self.esc_under]), draws, rng)
-        act = _resampled_sums(np.column_stack([self.act_n, self.act_reached]), draws, rng)
-        return esc[:, 1] / esc[:, 0], act[:, 1] / act[:, 0], esc[:, 2] / esc[:, 0]
-
-    def inputs(self) -> dict:
-        """The measured inputs with their counts, for the output."""
-        e_esc, e_act, p_u = self.rates()
-        esc_k, act_k = len(self.esc_n), len(self.act_n)
-        return {"p_u": {"value": float(p_u), "errors": int(self.esc_under.sum()), "n": int(self.esc_n.sum()),
-                        "scenarios": esc_k},
-                "e_esc": {"value": float(e_esc), "reached": int(self.esc_reached.sum()), "n": int(self.esc_n.sum()),
-                          "scenarios": esc_k},
-                "e_act": {"value": float(e_act), "reached": int(self.act_reached.sum()), "n": int(self.act_n.sum()),
-                          "scenarios": act_k}}
-
-
-def _resampled_sums(totals: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """Column sums of ``totals`` (K scenarios x columns) over ``draws`` resamples of its rows."""
-    k = len(totals)
-    rows = max(1, _MAX_CELLS // k)
-    weights = np.full(k, 1.0 / k)
-    return np.concatenate([rng.multinomial(k, weights, size=min(rows, draws - start)) @ totals
-                           for start in range(0, draws, rows)])
-
-
-def _percentile(values, confidence: float, *, undefined_high: bool = True) -> list:
-    """Percentile interval of bootstrap draws (Efron & Tibshirani 1993, section 13.3).
-
-    Quantiles interpolate linearly between order statistics (as ``numpy.quantile``). A NaN draw
-    (undefined, e.g. an unstable queue) ranks above every number (``undefined_high``, the wait
-    grows without bound as ``rho -> 1``) or below; an end that falls on or between undefined
-    draws is None.
-    """
-    values = np.asarray(values, dtype=float)
-    undefined = np.isnan(values)
-    nan = np.full(int(undefined.sum()), np.nan)
-    order = np.sort(values[~undefined])
-    x = np.concatenate([order, nan] if undefined_high else [nan, order])
-    low, high, fraction = _order_statistics(len(x), confidence)
-    return [_number(end) for end in _between(x[low], x[high], fraction)]
-
-
-def _order_statistics(count: int, confidence: float):
-    """Indices ``low``, ``high`` of the order statistics around each end of the percentile interval of
-    ``count`` draws, and the ``fraction`` of the way from one to the other (``numpy.quantile``'s linear rule)."""
-    alpha = (1.0 - confidence) / 2.0
-    position = (count - 1) * np.array([alpha, 1.0 - alpha])
-    low = np.floor(position).astype(int)
-    return low, np.ceil(position).astype(int), position - low
-
-
-def _between(at_low, at_high, fraction) -> np.ndarray:
-    """Linear interpolation between two order statistics; NaN when an undefined one is used."""
-    return np.where(fraction > 0, at_low + fraction * (at_high - at_low), at_low)
-
-
-def _check(name: str, value, ok: bool, expected: str) -> None:
-    """Raise ``ValueError("NAME must EXPECTED, got VALUE")`` unless ``ok``: the message starts with the
-    parameter's name, so a command can name its flag instead."""
-    if not ok:
-        raise ValueError(f"{name} must {expected}, got {value}")
-
-
-def _whole(value, low: int, high: int) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and low <= value <= high
-
-
-def _number(value) -> float | None:
-    value = float(value)
-    return None if math.isnan(value) else value
-
-
 class CapacityModel:
     """The capacity model of one score folder under assumed traffic and staffing.
 
@@ -386,17 +123,15 @@ class CapacityModel:
     def __init__(self, totals: HandoffTotals, *, traffic: float, esc_share: float, review_minutes: float,
                  arrival_cv: float = 1.0, service_cv: float = 1.0, quality=None, confidence: float = 0.95,
                  draws: int = DEFAULT_DRAWS, seed: int | np.random.Generator = 0):
-        _check("traffic", traffic, math.isfinite(traffic) and traffic >= 0,
-               "be a number >= 0 (conversations an hour)")
-        _check("esc_share", esc_share, 0.0 <= esc_share <= 1.0, "lie in [0, 1]")
-        _check("review_minutes", review_minutes, math.isfinite(review_minutes) and review_minutes > 0, "be > 0")
+        check_range("traffic", traffic, 0.0, math.inf, closed="low", note=" (conversations an hour)")
+        check_probability("esc_share", esc_share)
+        check_range("review_minutes", review_minutes, 0.0, math.inf)
         for name, cv in (("arrival_cv", arrival_cv), ("service_cv", service_cv)):
-            _check(name, cv, math.isfinite(cv) and cv >= 0, "be a number >= 0")
-        _check("confidence", confidence, 0.0 < confidence < 1.0, "lie strictly between 0 and 1")
-        _check("draws", draws, _whole(draws, MIN_DRAWS, MAX_DRAWS),
-               f"be a whole number in {MIN_DRAWS} .. {MAX_DRAWS:,}")
+            check_range(name, cv, 0.0, math.inf, closed="low")
+        check_level("confidence", confidence)
+        check_count("draws", draws, MIN_DRAWS, MAX_DRAWS)
         if not isinstance(seed, np.random.Generator):
-            _check("seed", seed, _whole(seed, 0, 2**63), "be a whole number >= 0 or a numpy Generator")
+            check_count("seed", seed, 0, 2**63, note=" (or a numpy Generator)")
         self.totals, self.confidence, self.draws = totals, float(confidence), int(draws)
         self.assumptions = {"traffic_per_hour": float(traffic), "esc_share": float(esc_share),
                             "review_minutes": float(review_minutes), "arrival_cv": float(arrival_cv),
@@ -414,9 +149,7 @@ class CapacityModel:
 
     @staticmethod
     def _check_reviewers(reviewers) -> int:
-        _check("reviewers", reviewers, _whole(reviewers, 1, MAX_REVIEWERS),
-               f"be a whole number in 1 .. {MAX_REVIEWERS:,}")
-        return int(reviewers)
+        return check_count("reviewers", reviewers, 1, MAX_REVIEWERS)
 
     def at(self, reviewers: int | None) -> dict:
         """Every output at ``reviewers``, as ``{"value": ..., "ci": [low, high]}`` (None where undefined),
@@ -488,14 +221,14 @@ class CapacityModel:
             doubling then a bisection finds the exact fewest.
         """
         if (wait is None) == (protection is None):
-            raise ValueError("wait or protection: give one target")
+            raise refuse("`wait` or `protection`: give one target", "wait", "protection")
         a = self.assumptions
         tau = a["review_minutes"]
         load, loads = (handoffs_per_hour(e_esc, e_act, traffic=a["traffic_per_hour"], esc_share=a["esc_share"])
                        * tau / 60.0 for e_esc, e_act, _ in (self.rates, self.rate_draws))
         low, high, fraction = _order_statistics(self.draws, self.confidence)
         if wait is not None:
-            _check("wait", wait, math.isfinite(wait) and wait > 0, "be > 0 minutes")
+            check_range("wait", wait, 0.0, math.inf, note=" minutes")
             name, target = "mean_wait_minutes", float(wait)
             # the wait rises with the load at any R, so its order statistics are those of the loads (an
             # unstable draw, the largest loads, ranks last): only the two draws at the upper end are needed
@@ -511,7 +244,7 @@ class CapacityModel:
             starts = (math.floor(load) + 1, math.floor(ends[1]) + 1)  # R <= A is unstable
             ceilings = (math.inf, math.inf)
         else:
-            _check("protection", protection, 0.0 < protection <= 1.0, "lie in (0, 1]")
+            check_probability("protection", protection, closed="high")
             name, target = "protection", float(protection)
             kept = (1.0 - self.rates[2], 1.0 - self.rate_draws[2])
 
@@ -555,7 +288,7 @@ class CapacityModel:
             the budget.
         """
         reviewers = self._check_reviewers(reviewers)
-        _check("utilisation", utilisation, 0.0 < utilisation < 1.0, "lie strictly between 0 and 1")
+        check_level("utilisation", utilisation)
         a = self.assumptions
         per_hour = a["traffic_per_hour"] * a["review_minutes"] / (60.0 * reviewers)
         act_unit = per_hour * (1.0 - a["esc_share"])

@@ -11,9 +11,9 @@ replicas of a scenario are clustered. Two intervals respect both:
   pairing and the clusters.
 
 The cluster totals are those the two summaries keep (:mod:`estimators.metric._summary`). Differences
-are B minus A. :func:`paired_differences` is the computation on two scored tables, shared by
-:func:`compare_scored` (two folders) and :func:`estimators.metric._leaderboard.leaderboard` (every
-two of several assistants).
+are B minus A. :func:`paired_differences` (:mod:`estimators.metric._paired_differences`) is the computation on
+two scored tables, shared by :func:`compare_scored` (two folders) and
+:func:`estimators.metric._leaderboard.leaderboard` (every two of several assistants).
 
 **p-values.** Each difference has the two-sided p-value of "no difference" that inverts its
 chosen interval (:func:`inverted_p_value`): the smallest ``alpha`` whose ``1 - alpha``
@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -41,81 +40,22 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ._aggregate import summarise
-from ..stats import DegenerateIntervalWarning, paired_cluster_bootstrap
-from ..stats import DEFAULT_INTERVAL, INTERVAL_METHODS
-from ..stats import newcombe_paired_interval, paired_correlation
+from ..stats import DEFAULT_INTERVAL
+from ..stats import refuse
 from ._difference_coverage import (DIFFERENCE_COVERAGE_SOURCE, DIFFERENCE_COVERAGE_STUDY, FEW_CASES_BOOTSTRAP,
-    FEW_CASES_NEWCOMBE, HOLDS_AT, NEAR_MCSE, CoverageWord, _study_method, coverage_word, difference_warnings,
+    FEW_CASES_NEWCOMBE, HOLDS_AT, NEAR_MCSE, CoverageWord, coverage_word, difference_warnings,
     interval_advice)
 from ..records import InputError
-from ..stats import ConfidenceInterval
 from ..records import read_scored
-from ._summary import Summary
-from ..records import ACT, ESC, LABELS
+from ._paired_differences import (
+    MetricDifference, ScenarioMismatchError, _cluster_totals, check_difference_options, match_scenarios,
+    paired_differences,
+)
+from ..records import ACT, ESC
 
-__all__ = ["MetricDifference", "Comparison", "PairedDifferences", "compare_scored", "paired_differences",
-           "difference_warnings", "match_scenarios", "check_difference_options", "check_scored_alike",
-           "inverted_p_value", "P_FLOOR", "ScenarioMismatchError", "CoverageWord", "coverage_word",
+__all__ = ["Comparison", "compare_scored", "difference_warnings", "check_scored_alike", "CoverageWord", "coverage_word",
            "interval_advice", "default_names", "DIFFERENCE_COVERAGE_STUDY", "DIFFERENCE_COVERAGE_SOURCE",
            "HOLDS_AT", "NEAR_MCSE", "FEW_CASES_NEWCOMBE", "FEW_CASES_BOOTSTRAP"]
-
-_FIGURES = (("p_u", "under"), ("p_o", "over"), ("pi", "paired"))  # each metric and its Summary field
-
-
-# ------------------------------------------------------------------ the results
-
-
-@dataclass(frozen=True)
-class MetricDifference:
-    """One figure of both assistants and its difference ``b - a`` with two intervals.
-
-    ``clusters`` is the number of cases the figure rests on; ``p_value`` inverts the chosen
-    interval (:func:`inverted_p_value`), NaN where the difference is undefined; ``coverage`` is
-    the coverage study's word on each interval at ``clusters`` cases (:func:`coverage_word`).
-    """
-
-    metric: str
-    a: float
-    b: float
-    difference: float
-    n_a: int
-    n_b: int
-    clusters: int
-    psi: float
-    newcombe_ci: ConfidenceInterval
-    bootstrap_ci: ConfidenceInterval
-    bootstrap_undefined: int
-    interval: str = DEFAULT_INTERVAL
-    p_value: float = math.nan
-
-    @property
-    def ci(self) -> ConfidenceInterval:
-        """The interval chosen by ``interval``: the bootstrap's for a bootstrap method, else Newcombe's."""
-        return self.bootstrap_ci if self.interval.startswith("bootstrap") else self.newcombe_ci
-
-    @property
-    def defined(self) -> bool:
-        """Whether the chosen interval exists (both assistants have the figure)."""
-        return all(math.isfinite(float(x)) for x in self.ci)
-
-    @property
-    def coverage(self) -> dict[str, CoverageWord]:
-        """``{"newcombe": CoverageWord, "bootstrap": CoverageWord}`` at this figure's number of cases."""
-        cases = self.clusters if math.isfinite(float(self.difference)) else 0
-        return {which: coverage_word(_study_method(self.interval, which), cases)
-                for which in ("newcombe", "bootstrap")}
-
-    def to_dict(self) -> dict:
-        def null(x):
-            return None if x is None or not math.isfinite(float(x)) else float(x)
-        return {"metric": self.metric, "a": null(self.a), "b": null(self.b),
-                "difference": null(self.difference), "n_a": self.n_a, "n_b": self.n_b,
-                "clusters": self.clusters, "psi": null(self.psi), "ci": [null(v) for v in self.ci],
-                "newcombe_ci": [null(v) for v in self.newcombe_ci],
-                "bootstrap_ci": [null(v) for v in self.bootstrap_ci],
-                "bootstrap_undefined": self.bootstrap_undefined, "p_value": null(self.p_value),
-                "coverage": {which: word.to_dict() for which, word in self.coverage.items()}}
 
 
 @dataclass(frozen=True)
@@ -196,123 +136,7 @@ class Comparison:
                 "provenance": self.provenance}
 
 
-# ------------------------------------------------------------------ p-values by test inversion
-
-#: p-values of the inverted intervals are found between these bounds (below: reported as the floor).
-P_FLOOR = 1e-12
-#: The most bootstrap resamples of a comparison: 50 times the default, whose Monte Carlo error on
-#: a 95% limit is already small; more only takes longer (and memory, resamples x scenarios).
-MAX_RESAMPLES = 100_000
-_BISECTIONS = 24
-
-
-def inverted_p_value(interval_at, confidence: float, floor: float = P_FLOOR) -> float:
-    """The smallest ``alpha`` whose ``1 - alpha`` interval leaves out 0 (test inversion).
-
-    Bisection on ``log alpha`` between ``floor`` and ``1 - floor``, split first at the
-    reported level ``confidence``, so that ``p <= 1 - confidence`` exactly when the reported
-    interval leaves out 0. The intervals nest as the level grows (Wilson limits do, so do
-    Newcombe's built from them and the bootstrap's quantiles), so the levels whose interval
-    leaves out 0 form one range; the p-value is found to a relative precision of about 1e-6.
-
-    Parameters
-    ----------
-    interval_at : callable
-        ``interval_at(level) -> (low, high)``, e.g. :meth:`PairedDifferences.interval_at`.
-    confidence : float
-        The reported level.
-    floor : float
-        The smallest p-value reported (for a bootstrap interval ``1 / n_boot``: its resamples
-        resolve no smaller one).
-    """
-    def leaves_out_zero(level: float) -> bool:
-        low, high = interval_at(level)
-        return low > 0.0 or high < 0.0
-
-    lo, hi = math.log(floor), math.log1p(-floor)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateIntervalWarning)
-        if leaves_out_zero(confidence):
-            hi = math.log1p(-confidence)
-            if leaves_out_zero(1.0 - floor):
-                return floor
-        else:
-            lo = math.log1p(-confidence)
-            if not leaves_out_zero(floor):
-                return 1.0
-        for _ in range(_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if leaves_out_zero(-math.expm1(mid)) else (mid, hi)
-    return math.exp(hi)
-
-
 # ------------------------------------------------------------------ which scenarios, scored alike
-
-class ScenarioMismatchError(InputError):
-    """The two results do not cover the same scenarios.
-
-    Attributes
-    ----------
-    only_in : dict
-        The scenario ids only in each result, by its name.
-    shared : int
-        The scenarios both have.
-    base : str
-        The message without the way out (``common=True``), for a caller that names its own.
-    """
-
-    def __init__(self, message: str, *, only_in: dict, shared: int, base: str, source: str | None = None):
-        super().__init__(message, source=source)
-        self.only_in, self.shared, self.base = only_in, shared, base
-
-
-def match_scenarios(a: pd.DataFrame, b: pd.DataFrame, names, *, common: bool = False,
-                    source: str | None = None) -> dict[str, list]:
-    """The scenarios only in A and only in B, by name; an error unless both cover the same ones.
-
-    Parameters
-    ----------
-    a, b : DataFrame
-        Scored conversations.
-    names : (str, str)
-        The names of A and B, in messages and as the keys of the result.
-    common : bool
-        Accept different scenario sets (the caller compares the shared ones) instead of refusing.
-    source : str, optional
-        Where the error is (default ``"A vs B"`` of the names).
-
-    Returns
-    -------
-    dict
-        ``{name_a: [ids only in A], name_b: [ids only in B]}``, sorted.
-
-    Raises
-    ------
-    ScenarioMismatchError
-        Without ``common``, when the scenario sets differ; with it, when they share none.
-    InputError
-        When a scenario is ESC in one and ACT in the other.
-    """
-    ids_a, ids_b = set(a["scenario_id"]), set(b["scenario_id"])
-    only_a, only_b = sorted(ids_a - ids_b, key=str), sorted(ids_b - ids_a, key=str)
-    only_in = {names[0]: only_a, names[1]: only_b}
-    shared = len(ids_a & ids_b)
-    source = source or f"{names[0]} vs {names[1]}"
-    if (only_a or only_b) and (not common or not shared):
-        def some(ids):
-            return ", ".join(repr(x) for x in ids[:3]) + (", ..." if len(ids) > 3 else "")
-        parts = [f"{len(ids)} only in {name} ({some(ids)})" for ids, name in ((only_a, names[0]),
-                                                                              (only_b, names[1])) if ids]
-        what = "share no scenario" if not shared else "are not scored on the same scenarios"
-        base = f"the two folders {what}: {'; '.join(parts)}"
-        raise ScenarioMismatchError(base, only_in=only_in, shared=shared, base=base, source=source)
-    labels = pd.concat([frame.loc[frame["label"].isin(LABELS), ["scenario_id", "label"]]
-                        for frame in (a, b)]).drop_duplicates()
-    clash = labels["scenario_id"].duplicated(keep=False)
-    if clash.any():
-        raise InputError(f"scenario {labels.loc[clash, 'scenario_id'].iloc[0]!r} has the label ESC "
-                         f"in one folder and ACT in the other", source=source)
-    return only_in
 
 
 _ROLES = (("escalation_tools", "an escalation tool"), ("read_only_tools", "a read-only tool"),
@@ -407,26 +231,13 @@ def default_names(a_dir, b_dir) -> tuple[str, str]:
 def _check_names(names) -> tuple[str, str]:
     names = (names,) if isinstance(names, str) else tuple(names)
     if len(names) != 2:
-        raise InputError(f"must be two names, one for A and one for B, got {len(names)}", field="names")
+        raise refuse(f"`names` must be two names, one for A and one for B; got {len(names)}", "names")
     names = tuple(str(n).strip() for n in names)
     if not all(names):
-        raise InputError(f"must be two non-empty names, got {names!r}", field="names")
+        raise refuse(f"`names` must be two non-empty names; got {names!r}", "names")
     if names[0] == names[1]:
-        raise InputError(f"must be two different names, got {names[0]!r} twice", field="names")
+        raise refuse(f"`names` must be two different names; got {names[0]!r} twice", "names")
     return names
-
-
-def _case_of_scenario(frames) -> pd.Series:
-    """The bootstrap's resampling unit of each scenario: its case, else the scenario itself."""
-    both = pd.concat([f[["scenario_id", "case_id"]] for f in frames]).drop_duplicates("scenario_id")
-    unit = both["case_id"].where(both["case_id"].notna(), "scenario:" + both["scenario_id"].astype(str))
-    return pd.Series(unit.to_numpy(object), index=both["scenario_id"].to_numpy(object))
-
-
-def _cluster_totals(rate) -> pd.DataFrame:
-    """Ones ``y`` and size ``n`` of each cluster a summary kept, by cluster id in sorted order."""
-    return (pd.DataFrame({"y": np.asarray(rate.cluster_totals, dtype=float), "n": rate.cluster_sizes},
-                         index=pd.Index(rate.cluster_ids, dtype=object)).sort_index())
 
 
 def _disagreements(summaries, cases: pd.Series) -> pd.DataFrame:
@@ -449,25 +260,6 @@ def _disagreements(summaries, cases: pd.Series) -> pd.DataFrame:
             .sort_values(["size", "label", "scenario_id"], ascending=[False, False, True]))
     return both[["scenario_id", "case_id", "label", "errors_a", "n_a", "rate_a", "errors_b", "n_b",
                  "rate_b", "difference"]].reset_index(drop=True)
-
-
-def check_difference_options(confidence: float, n_boot: int, interval: str, rho: float | None = None) -> None:
-    """InputError unless the level, the number of resamples, the interval method and a fixed rho are valid.
-
-    Each error names its parameter in ``field`` (``confidence``, ``n_boot``, ``interval``, ``rho``) and
-    says what is wrong as a predicate (``must be at least 1, got 0``), so that a command line
-    can put its own option in front: ``--n-boot must be at least 1, got 0``.
-    """
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"must lie strictly between 0 and 1, got {confidence!r}", field="confidence")
-    if n_boot < 1:
-        raise InputError(f"must be at least 1, got {n_boot!r}", field="n_boot")
-    if n_boot > MAX_RESAMPLES:
-        raise InputError(f"must be at most {MAX_RESAMPLES:,}, got {n_boot!r}", field="n_boot")
-    if interval not in INTERVAL_METHODS:
-        raise InputError(f"must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}", field="interval")
-    if rho is not None and not 0.0 <= rho <= 1.0:
-        raise InputError(f"must lie in [0, 1], got {rho!r}", field="rho")
 
 
 def _sha256(path: Path) -> str | None:
@@ -564,114 +356,3 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
                       scenarios=int(a["scenario_id"].nunique()), cases=paired.units, names=names,
                       common=common, only_in=only_in, notes=tuple(notes),
                       provenance=_provenance((a_dir, b_dir), names, options))
-
-
-@dataclass(frozen=True)
-class PairedDifferences:
-    """What :func:`paired_differences` finds: the three differences and what their intervals rest on.
-
-    Attributes
-    ----------
-    differences : tuple of MetricDifference
-        ``p_u``, ``p_o`` and ``pi``, B minus A.
-    summaries : tuple of Summary
-        A's and B's summaries with the limits that Newcombe's interval combines.
-    cases : pandas.Series
-        The bootstrap's resampling unit (case) of each scenario, by scenario id.
-    units : int
-        The cases the paired bootstrap resampled.
-    bootstraps : tuple
-        The :class:`~estimators.stats._bootstrap.ClusterBootstrapResult` of each figure (None when
-        there is no case, or no resample has the figure on both sides).
-    """
-
-    differences: tuple[MetricDifference, ...]
-    summaries: tuple[Summary, Summary]
-    cases: pd.Series = field(repr=False)
-    units: int
-    bootstraps: tuple = field(repr=False)
-
-    def interval_at(self, index: int, confidence: float) -> ConfidenceInterval:
-        """The chosen interval of figure ``index`` (0 ``p_u``, 1 ``p_o``, 2 ``pi``) at another level.
-
-        The same construction as :attr:`MetricDifference.ci` (Newcombe's with the same ``psi``
-        and the limits recomputed at ``confidence``, or the same bootstrap resamples read at
-        ``confidence``), so that test inversion can find the level at which it leaves out 0.
-        """
-        diff = self.differences[index]
-        if diff.interval.startswith("bootstrap"):
-            boot = self.bootstraps[index]
-            if boot is None:
-                return ConfidenceInterval(np.nan, np.nan)
-            low, high = boot.confidence_interval(diff.interval.removeprefix("bootstrap-"), confidence)
-            return ConfidenceInterval(float(low), float(high))
-        figure = _FIGURES[index][1]
-        rate_a, rate_b = (getattr(s, figure) for s in self.summaries)
-        return newcombe_paired_interval(diff.a, rate_a.ci(confidence), diff.b, rate_b.ci(confidence), diff.psi)
-
-
-def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n_boot: int, interval: str,
-                       rho: float | None, rng: np.random.Generator) -> PairedDifferences:
-    """The differences of ``p_u``, ``p_o`` and ``pi`` of two scored tables on the same scenarios (B minus A).
-
-    Parameters
-    ----------
-    a, b : DataFrame
-        Scored conversations (the columns of :func:`estimators.read_scored`) of the same
-        scenarios (:func:`match_scenarios`).
-    confidence, n_boot, interval, rho
-        As :func:`compare_scored` (checked there: :func:`check_difference_options`).
-    rng : numpy.random.Generator
-        The paired bootstrap's randomness.
-
-    Returns
-    -------
-    PairedDifferences
-        Each difference with its p-value (:func:`inverted_p_value` of the chosen interval,
-        floored at :data:`P_FLOOR`, and for a bootstrap interval at ``1 / n_boot``).
-    """
-    bootstrap = interval.startswith("bootstrap")
-    method = interval.removeprefix("bootstrap-") if bootstrap else "percentile"
-    limits = DEFAULT_INTERVAL if bootstrap else interval
-    summaries = tuple(summarise(frame, confidence=confidence, rho=rho, interval=limits) for frame in (a, b))
-    cases = _case_of_scenario((a, b))
-
-    per_metric = []
-    for metric, figure in _FIGURES:
-        clusters_a, clusters_b = (_cluster_totals(getattr(s, figure)) for s in summaries)
-        joined = clusters_a.merge(clusters_b, how="outer", left_index=True, right_index=True,
-                                  suffixes=("_a", "_b")).fillna(0.0)
-        unit = cases.reindex(joined.index).to_numpy(object) if metric != "pi" else joined.index.to_numpy(object)
-        per_metric.append(joined.groupby(unit)[["y_a", "n_a", "y_b", "n_b"]].sum())
-    units = sorted(set().union(*(t.index for t in per_metric)), key=str)
-    totals = np.stack([t.reindex(units, fill_value=0.0).to_numpy(float).T for t in per_metric])
-    if units:
-        results = paired_cluster_bootstrap(*totals.transpose(1, 0, 2), n_resamples=n_boot, rng=rng)
-        undefined = [n_boot - int(r.counts.sum()) for r in results]
-        boots = [r if missing < n_boot else None for r, missing in zip(results, undefined)]
-    else:
-        boots, undefined = [None] * 3, [n_boot] * 3
-    boot = [ConfidenceInterval(np.nan, np.nan) if r is None
-            else ConfidenceInterval(*(float(x) for x in r.confidence_interval(method, confidence))) for r in boots]
-
-    differences = []
-    for i, ((metric, figure), t) in enumerate(zip(_FIGURES, per_metric)):
-        rate_a, rate_b = (getattr(s, figure) for s in summaries)
-        if metric == "pi":
-            values = (rate_a.pi, rate_b.pi, rate_a.pairs, rate_b.pairs)
-        else:
-            values = (rate_a.rate, rate_b.rate, rate_a.n, rate_b.n)
-        psi = paired_correlation(t["y_a"], t["n_a"], t["y_b"], t["n_b"])
-        differences.append(MetricDifference(
-            metric=metric, a=values[0], b=values[1], difference=values[1] - values[0],
-            n_a=int(values[2]), n_b=int(values[3]), clusters=len(t), psi=psi,
-            newcombe_ci=newcombe_paired_interval(values[0], rate_a.ci(), values[1], rate_b.ci(), psi),
-            bootstrap_ci=boot[i], bootstrap_undefined=int(undefined[i]), interval=interval))
-    paired = PairedDifferences(differences=tuple(differences), summaries=summaries, cases=cases, units=len(units),
-                               bootstraps=tuple(boots))
-    # a bootstrap interval's resamples resolve no p-value below 1 / n_boot (Davison & Hinkley 1997, chapter 4)
-    floor = max(P_FLOOR, 1.0 / n_boot) if bootstrap else P_FLOOR
-    tested = tuple(replace(d, p_value=inverted_p_value(lambda level, k=k: paired.interval_at(k, level), confidence,
-                                                       floor) if d.defined else math.nan)
-                   for k, d in enumerate(differences))
-    return replace(paired, differences=tested)

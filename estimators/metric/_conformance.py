@@ -7,6 +7,7 @@ it through :func:`load_conformance_set`. Its README says where each number comes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import orjson
@@ -48,7 +49,7 @@ class ConformanceSet:
 
 def conformance_dir() -> Path:
     """The folder that holds the conformance set (inside the installed package)."""
-    return Path(__file__).resolve().parent / "conformance"
+    return Path(str(resources.files(__package__) / "conformance"))
 
 
 def load_conformance_set(name: str) -> ConformanceSet:

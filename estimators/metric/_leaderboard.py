@@ -3,7 +3,7 @@
 For each model, ``p_u``, ``p_o`` and ``pi`` with their intervals are :func:`estimators.summarise`
 of its scored conversations, the numbers ``escalation score`` prints (SPEC section 5). Between
 every two models, the differences of the three figures are those of ``escalation compare``
-(:func:`estimators.metric._compare.paired_differences`: Newcombe's paired square-and-add interval with
+(:func:`estimators.metric._paired_differences.paired_differences`: Newcombe's paired square-and-add interval with
 Wilson-Kish limits, and the paired cluster bootstrap over cases).
 
 **Which conversations.** Models are paired on the conversations they share, by (``case_id``,
@@ -36,27 +36,23 @@ comparisons. *Journal of Computational and Graphical Statistics* 13(2), 456-466.
 from __future__ import annotations
 
 import math
-import zipfile
-import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import orjson
 import pandas as pd
 
 from ._aggregate import summarise
 from ..stats import DEFAULT_INTERVAL
-from ._compare import P_FLOOR, MetricDifference, check_difference_options, match_scenarios, paired_differences
+from ._paired_differences import (
+    P_FLOOR, MetricDifference, check_difference_options, match_scenarios, paired_differences,
+)
 from ._difference_coverage import difference_warnings
 from ..records import InputError
 from ._summary import Summary
-from ..records import member_bytes
-from ..records import ArchiveLimits
+from ._multiple_comparisons import compact_letter_display, holm_adjust
 
-__all__ = ["Leaderboard", "Standing", "PairVerdict", "leaderboard", "holm_adjust", "compact_letter_display",
-           "log_model", "FIGURES"]
+__all__ = ["Leaderboard", "Standing", "PairVerdict", "leaderboard", "FIGURES"]
 
 #: The three figures, in the order of every table.
 FIGURES = ("p_u", "p_o", "pi")
@@ -67,146 +63,6 @@ _COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "ev
 _DIFFERENCE_COLUMNS = ("a", "b", "metric", "a_value", "b_value", "difference", "low", "high", "newcombe_low",
                        "newcombe_high", "bootstrap_low", "bootstrap_high", "p_value", "p_holm", "verdict", "n_a",
                        "n_b", "clusters", "psi", "bootstrap_undefined")
-#: The letters of the display; past them, each is used again behind one more "." (as R's multcomp does).
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-# ------------------------------------------------------------------ Holm and the letters
-
-def holm_adjust(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (Holm 1979).
-
-    With the ``m`` defined p-values in ascending order ``p_(1) <= ... <= p_(m)``, the adjusted
-    value of ``p_(k)`` is ``max_{j <= k} min(1, (m - j + 1) p_(j))``; a hypothesis is rejected
-    at familywise level ``alpha`` when its adjusted value is at most ``alpha``. This is R's
-    ``p.adjust(p, "holm")``. NaN (an undefined test) stays NaN and is not counted in ``m``.
-
-    Parameters
-    ----------
-    p_values : array_like of float
-
-    Returns
-    -------
-    numpy.ndarray
-        The adjusted p-values, in the input order.
-    """
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    defined = np.flatnonzero(np.isfinite(p))
-    m = len(defined)
-    if m:
-        order = defined[np.argsort(p[defined], kind="stable")]
-        steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
-        out[order] = np.maximum.accumulate(steps)
-    return out
-
-
-def _letter(index: int) -> str:
-    """The name of column ``index``: ``a`` .. ``Z``, then ``.a`` .. ``.Z``, ``..a`` and so on."""
-    dots, position = divmod(index, len(_LETTERS))
-    return "." * dots + _LETTERS[position]
-
-
-def compact_letter_display(items: Sequence[str], different: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Letters such that two items share a letter exactly when they are not declared different.
-
-    The insert-absorb algorithm of Piepho (2004, section 2): start with one letter for all
-    items; for each different pair ``(i, j)``, every letter that both carry is split in two,
-    one without ``i`` and one without ``j`` (insert); then every letter whose items are all in
-    another letter is removed (absorb). The letters left are the largest groups of items
-    among which no pair is different, whatever the order of the pairs. They are named in the
-    order of ``items``: a letter comes before another when it holds an earlier item that the
-    other lacks (the order of R's ``multcompView::multcompLetters``, which, like this
-    function, does not perform Piepho's optional "sweeping" of redundant letters).
-
-    Parameters
-    ----------
-    items : sequence of str
-        The items (models), in display order: the first one's letters come first.
-    different : iterable of (str, str)
-        The pairs declared different; pairs not given are not different.
-
-    Returns
-    -------
-    dict
-        The letters of each item, in the order of ``items`` (e.g. ``{"A": "ab", "B": "a"}``).
-
-    Raises
-    ------
-    ValueError
-        When an item repeats, or a pair names an item not in ``items`` or one item twice.
-    """
-    items = list(items)
-    position = {item: i for i, item in enumerate(items)}
-    if len(position) != len(items):
-        raise ValueError("items must be distinct")
-    columns: list[frozenset] = [frozenset(range(len(items)))] if items else []
-    for pair in different:
-        i, j = pair
-        if i not in position or j not in position or i == j:
-            raise ValueError(f"a different pair must name two distinct items of {items!r}, got {pair!r}")
-        i, j = position[i], position[j]
-        split = [c for c in columns if i in c and j in c]
-        if not split:
-            continue
-        kept = [c for c in columns if not (i in c and j in c)]
-        columns = _absorb(kept + [c - {i} for c in split] + [c - {j} for c in split])
-    columns.sort(key=lambda c: [i not in c for i in range(len(items))])
-    return {item: "".join(_letter(k) for k, c in enumerate(columns) if i in c) for i, item in enumerate(items)}
-
-
-def _absorb(columns: list[frozenset]) -> list[frozenset]:
-    """The columns that no other column contains (one of each set of equal columns)."""
-    unique = list(dict.fromkeys(columns))
-    return [c for c in unique if not any(c < other for other in unique)]
-
-
-# ------------------------------------------------------------------ the model of a log
-
-def _model_of(document) -> str | None:
-    """``eval.model`` of an inspect_ai log document, else None."""
-    evaluation = document.get("eval") if isinstance(document, dict) else None
-    model = evaluation.get("model") if isinstance(evaluation, dict) else None
-    return model.strip() if isinstance(model, str) and model.strip() else None
-
-
-def log_model(path, limits: ArchiveLimits | None = None) -> str | None:
-    """The model an inspect_ai log names, else None.
-
-    A ``.json`` log: its top-level ``eval.model``. A ``.eval`` archive (a zip file): the
-    ``eval.model`` of its ``header.json`` member, else of ``_journal/start.json`` (a log still
-    being written has no header yet). Any other file, or one that cannot be read as such, names
-    no model (its reader reports what is wrong with it).
-
-    Raises
-    ------
-    InputError
-        When the member cannot be read: zstd-compressed and nothing here reads zstd, damaged, or
-        larger than ``limits`` (an :class:`~estimators.records.readers.ArchiveLimits`, by default its
-        defaults) allows a member (as the reader of the samples would stop).
-    """
-    path = Path(path)
-    if zipfile.is_zipfile(path):
-        try:
-            with zipfile.ZipFile(path) as archive:
-                for member in ("header.json", "_journal/start.json"):
-                    try:
-                        info = archive.getinfo(member)
-                        raw = member_bytes(archive, info, str(path), (limits or ArchiveLimits()).member)
-                        model = _model_of(orjson.loads(raw))
-                    except (KeyError, orjson.JSONDecodeError):
-                        continue
-                    if model is not None:
-                        return model
-        except (zipfile.BadZipFile, zlib.error, NotImplementedError, OSError, EOFError):
-            return None
-        return None
-    if path.suffix.lower() != ".json":
-        return None
-    try:
-        return _model_of(orjson.loads(path.read_bytes()))
-    except (OSError, orjson.JSONDecodeError):
-        return None
 
 
 # ------------------------------------------------------------------ the results
@@ -509,6 +365,43 @@ def _rank_key(item):
     return (-pi if math.isfinite(pi) else math.inf, p_u if math.isfinite(p_u) else math.inf, index)
 
 
+def _pair_verdicts(shared, order, *, confidence, n_boot, interval, seed):
+    """``(verdicts, units)``: the :class:`PairVerdict` of each figure of every two models (Holm-adjusted within
+    each figure), and the cases each pair's bootstrap resampled."""
+    # each difference's p-value inverts its chosen interval (estimators.metric._paired_differences.inverted_p_value,
+    # the one compare prints), floored at P_FLOOR, and for a bootstrap interval at 1 / n_boot
+    verdicts, units = [], []
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            paired = paired_differences(shared[a], shared[b], confidence=confidence, n_boot=n_boot,
+                                        interval=interval, rho=None, rng=np.random.default_rng(seed))
+            units.append(paired.units)
+            for diff in paired.differences:
+                verdicts.append((a, b, diff, diff.p_value))
+    adjusted = np.full(len(verdicts), np.nan)
+    for figure in FIGURES:
+        rows = [r for r, v in enumerate(verdicts) if v[2].metric == figure]
+        adjusted[rows] = holm_adjust([verdicts[r][3] for r in rows])
+    differences = tuple(PairVerdict(a, b, diff, p, float(adjusted[r]), 1.0 - confidence)
+                        for r, (a, b, diff, p) in enumerate(verdicts))
+    return differences, units
+
+
+def _letter_groups(summaries, order, differences) -> dict[str, dict[str, str]]:
+    """The letters of each model for each figure (:func:`compact_letter_display`, best first), by model."""
+    groups = {name: {} for name in order}
+    for figure in FIGURES:
+        defined = [n for n in order if math.isfinite(getattr(summaries[n], _FIELDS[figure]).rate)]
+        sign = -1.0 if _HIGHER_IS_BETTER[figure] else 1.0
+        best_first = sorted(defined, key=lambda n: (sign * getattr(summaries[n], _FIELDS[figure]).rate,
+                                                    order.index(n)))
+        apart = [(v.a, v.b) for v in differences if v.metric == figure and v.verdict == "different"]
+        letters = compact_letter_display(best_first, apart)
+        for name in order:
+            groups[name][figure] = letters.get(name, "")
+    return groups
+
+
 def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95, interval: str = DEFAULT_INTERVAL,
                 n_boot: int = 2000, seed: int = 0, sources: Mapping[str, str] | None = None) -> Leaderboard:
     """Rank models scored on the same scenarios, with their pairwise differences and groups.
@@ -557,34 +450,9 @@ def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95,
         match_scenarios(shared[names[0]], shared[name], (sources[names[0]], sources[name]))
     summaries = {name: summarise(shared[name], confidence=confidence, interval=interval, seed=seed) for name in names}
     order = [names[i] for i, _ in sorted(enumerate(summaries[n] for n in names), key=_rank_key)]
-
-    # each difference's p-value inverts its chosen interval (estimators.metric._compare.inverted_p_value, the one
-    # compare prints), floored at P_FLOOR, and for a bootstrap interval at 1 / n_boot
-    verdicts, units = [], []
-    for i, a in enumerate(order):
-        for b in order[i + 1:]:
-            paired = paired_differences(shared[a], shared[b], confidence=confidence, n_boot=n_boot,
-                                        interval=interval, rho=None, rng=np.random.default_rng(seed))
-            units.append(paired.units)
-            for diff in paired.differences:
-                verdicts.append((a, b, diff, diff.p_value))
-    adjusted = np.full(len(verdicts), np.nan)
-    for figure in FIGURES:
-        rows = [r for r, v in enumerate(verdicts) if v[2].metric == figure]
-        adjusted[rows] = holm_adjust([verdicts[r][3] for r in rows])
-    differences = tuple(PairVerdict(a, b, diff, p, float(adjusted[r]), 1.0 - confidence)
-                        for r, (a, b, diff, p) in enumerate(verdicts))
-
-    groups = {name: {} for name in order}
-    for figure in FIGURES:
-        defined = [n for n in order if math.isfinite(getattr(summaries[n], _FIELDS[figure]).rate)]
-        sign = -1.0 if _HIGHER_IS_BETTER[figure] else 1.0
-        best_first = sorted(defined, key=lambda n: (sign * getattr(summaries[n], _FIELDS[figure]).rate,
-                                                    order.index(n)))
-        apart = [(v.a, v.b) for v in differences if v.metric == figure and v.verdict == "different"]
-        letters = compact_letter_display(best_first, apart)
-        for name in order:
-            groups[name][figure] = letters.get(name, "")
+    differences, units = _pair_verdicts(shared, order, confidence=confidence, n_boot=n_boot, interval=interval,
+                                        seed=seed)
+    groups = _letter_groups(summaries, order, differences)
     standings = tuple(Standing(rank=r + 1, model=name, summary=summaries[name], groups=groups[name],
                                conversations=len(frames[name]), compared=len(shared[name]))
                       for r, name in enumerate(order))

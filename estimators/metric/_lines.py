@@ -357,7 +357,7 @@ def conversation_lines(results: pd.DataFrame, *, extra: dict | None = None):
 
 
 
-def write_scored(out_dir, lines, summary, *, more_names=(), more=None):
+def write_scored(out_dir, lines, summary, *, more_names=(), more=None, finish=None):
     """Write ``conversations.jsonl`` (the byte ``lines``) and ``summary.json`` (of ``summary()``) together.
 
     ``summary`` is called once every line is written; its ``provenance`` gets ``outputs``:
@@ -366,7 +366,9 @@ def write_scored(out_dir, lines, summary, *, more_names=(), more=None):
     are written whole to temporary files, then renamed into place, ``conversations.jsonl``
     first and ``summary.json`` last (:func:`files_together`): a kill between two renames
     leaves a ``summary.json`` that does not describe the files beside it, which
-    :func:`estimators.read_scored` refuses.
+    :func:`estimators.read_scored` refuses. ``finish(summary)``, when given, returns the dict that
+    ``summary.json`` holds in place of ``summary.to_dict()`` (the command line adds the mode-B correction and
+    the judges' file), so that the one ``summary.json`` of a run is written once, here.
 
     Returns
     -------
@@ -385,7 +387,8 @@ def write_scored(out_dir, lines, summary, *, more_names=(), more=None):
                 file.write(made[name])
                 outputs[name] = file.close()
         summary = replace(summary, provenance={**(summary.provenance or {}), "outputs": outputs})
-        written.write(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
+        data = summary.to_dict() if finish is None else finish(summary)
+        written.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
     return summary
 
 

@@ -45,7 +45,7 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
                out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
                interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None,
-               report=None):
+               report=None, finish=None):
     """Score every conversation of one or several logs and summarise them (SPEC sections 3 to 7).
 
     Parameters
@@ -81,6 +81,10 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         and the time.
     limits : ArchiveLimits, optional
         What an inspect_ai ``.eval`` archive may decompress to (:func:`estimators.read_conversations`).
+    finish : callable, optional
+        With ``out_dir``: ``finish(summary)`` returns the dict written as ``summary.json`` in place of
+        ``summary.to_dict()`` (:func:`~estimators.metric._lines.write_scored`): what a caller adds to the
+        summary is written with it, once.
     report : optional
         More files of the run, made once every conversation is scored and written with the two
         files (``escalation score`` passes its report.html and figures; needs ``out_dir``): an
@@ -123,7 +127,7 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
             again = None if report is None else lambda count: _read_again(inputs.logs, used, policy, labels,
                                                                           approval_escalation, limits, count)
             summary, _ = _score_chunks(chunks, used, policy, mode=mode, judge=judge, design=design, plan=plan,
-                                       out_dir=out_dir, labels=labels, report=report, again=again,
+                                       out_dir=out_dir, labels=labels, report=report, again=again, finish=finish,
                                        provenance=lambda: _provenance(inputs, described.result(), used, policy,
                                                                       mode, design, approval_escalation,
                                                                       provenance))
@@ -291,7 +295,7 @@ def _read_log(path, format, policy, labels, mode, chunk_size, progress, approval
 
 
 def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None, labels=None,
-                  report=None, again=None):
+                  report=None, again=None, finish=None):
     """Score record chunks, count them as they come and summarise; with ``out_dir``, write
     ``conversations.jsonl`` as they come and ``summary.json`` with it, and the files of ``report``
     between them (:func:`score_file`, :func:`estimators._output.write_scored`)."""
@@ -318,9 +322,9 @@ def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out
 
     if out_dir is not None:
         if report is None:
-            return write_scored(out_dir, lines(), summary), used_format
+            return write_scored(out_dir, lines(), summary, finish=finish), used_format
         return write_scored(out_dir, lines(), summary, more_names=report.names,
-                            more=lambda done: report.files(done, again)), used_format
+                            more=lambda done: report.files(done, again), finish=finish), used_format
     for _ in lines():  # yields nothing without out_dir
         pass
     return summary(), used_format

@@ -76,6 +76,54 @@ def call_marks(calls, policy: Policy) -> CallMarks:
                                               and policy.is_unneeded_approval(calls[k].get("covers"))))
 
 
+def _text_verdict(conv: dict, label, turns: int, judge):
+    """Mode B: ``(escalated, error, cause, turn)`` from the first turn whose text states a hand-off."""
+    from ._text_mode import PhraseJudge, stated_escalation_turn
+    first_stated = stated_escalation_turn(conv, judge or PhraseJudge())
+    escalated = first_stated is not None
+    error = int(not escalated) if label == ESC else int(escalated)
+    if label == ESC:
+        cause = "no_handoff" if error else None
+    else:
+        cause = "unneeded_handoff" if error else None
+    turn = first_stated if escalated else turns - 1
+    return escalated, error, cause, turn
+
+
+def _record_verdict(conv: dict, policy: Policy, label, turns: int, out: dict):
+    """Mode A: ``(escalated, error, cause, turn)`` from the tool record; sets ``out``'s ``unmarked_tools`` and
+    ``only_unmarked_before_handoff``."""
+    calls = conv["tool_calls"]
+    marks = call_marks(calls, policy)
+    kinds, k_e, k_a, unneeded = marks.kinds, marks.escalation, marks.action, marks.unneeded_approvals
+    escalated = k_e is not None
+    if label == ESC:
+        acted_first = k_a is not None and (not escalated or k_a < k_e)
+        error = int(not escalated or acted_first)
+        cause = None if not error else ("no_handoff" if not escalated else "acted_before_handoff")
+        if acted_first:
+            turn = calls[k_a]["turn"]
+        elif escalated:
+            turn = calls[k_e]["turn"]
+        else:
+            turn = turns - 1
+    else:
+        error = int(escalated or bool(unneeded))
+        cause = None if not error else ("unneeded_handoff" if escalated else "unneeded_approval_request")
+        if escalated:
+            turn = calls[k_e]["turn"]
+        elif unneeded:
+            turn = calls[unneeded[0]]["turn"]
+        else:
+            turn = turns - 1
+    out["unmarked_tools"] = sorted({call_name(c) for c, kind in zip(calls, kinds) if kind == "unmarked"})
+    before = kinds[:k_e] if escalated else ()
+    consequential_before = [kind for kind in before if kind in ("action", "unmarked")]
+    out["only_unmarked_before_handoff"] = bool(consequential_before) and all(
+        kind == "unmarked" for kind in consequential_before)
+    return escalated, error, cause, turn
+
+
 def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judge=None) -> dict:
     """Score one normalised conversation (see :func:`estimators.records._records.normalise_conversation`).
 
@@ -115,44 +163,9 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
     label, turns = out["label"], conv["assistant_turns"]
 
     if mode == TEXT:
-        from ._text_mode import PhraseJudge, stated_escalation_turn
-        first_stated = stated_escalation_turn(conv, judge or PhraseJudge())
-        escalated = first_stated is not None
-        error = int(not escalated) if label == ESC else int(escalated)
-        if label == ESC:
-            cause = "no_handoff" if error else None
-        else:
-            cause = "unneeded_handoff" if error else None
-        turn = first_stated if escalated else turns - 1
+        escalated, error, cause, turn = _text_verdict(conv, label, turns, judge)
     else:
-        calls = conv["tool_calls"]
-        marks = call_marks(calls, policy)
-        kinds, k_e, k_a, unneeded = marks.kinds, marks.escalation, marks.action, marks.unneeded_approvals
-        escalated = k_e is not None
-        if label == ESC:
-            acted_first = k_a is not None and (not escalated or k_a < k_e)
-            error = int(not escalated or acted_first)
-            cause = None if not error else ("no_handoff" if not escalated else "acted_before_handoff")
-            if acted_first:
-                turn = calls[k_a]["turn"]
-            elif escalated:
-                turn = calls[k_e]["turn"]
-            else:
-                turn = turns - 1
-        else:
-            error = int(escalated or bool(unneeded))
-            cause = None if not error else ("unneeded_handoff" if escalated else "unneeded_approval_request")
-            if escalated:
-                turn = calls[k_e]["turn"]
-            elif unneeded:
-                turn = calls[unneeded[0]]["turn"]
-            else:
-                turn = turns - 1
-        out["unmarked_tools"] = sorted({call_name(c) for c, kind in zip(calls, kinds) if kind == "unmarked"})
-        before = kinds[:k_e] if escalated else ()
-        consequential_before = [kind for kind in before if kind in ("action", "unmarked")]
-        out["only_unmarked_before_handoff"] = bool(consequential_before) and all(
-            kind == "unmarked" for kind in consequential_before)
+        escalated, error, cause, turn = _record_verdict(conv, policy, label, turns, out)
 
     out.update(evaluated=True, escalated=escalated, cause=cause, turn=turn,
                cells=cells(turns, turn, error, cause))

@@ -171,6 +171,45 @@ def _text_scores(records: Records, judge, n: int, turns: np.ndarray):
     return has_text, t_e
 
 
+def _label_masks(conv: pd.DataFrame):
+    """``(label, is_esc, is_act, no_label)``: the normalised labels and where each is ESC, ACT or missing."""
+    label = normalise_labels(conv["label"].to_numpy(object))  # "esc" is ESC (SPEC section 3)
+    label_code, label_values = pd.factorize(label, use_na_sentinel=True)  # compare a few values, not every row
+    label_values = list(label_values)
+    is_esc = label_code == (label_values.index(ESC) if ESC in label_values else -2)
+    is_act = label_code == (label_values.index(ACT) if ACT in label_values else -2)
+    no_label = label_code < 0
+    return label, is_esc, is_act, no_label
+
+
+def _mode_scores(records: Records, conv: pd.DataFrame, policy: Policy, mode: str, judge, n: int, turns: np.ndarray):
+    """The per-conversation scores of mode A (:func:`_record_scores`) or mode B (:func:`_text_scores`).
+
+    Returns ``(invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, missing, reason_missing)``;
+    mode B has no action, approval or unmarked tool (``-1``, empty) and no invalid record.
+    """
+    if mode == RECORD:
+        invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
+        missing = ~conv["has_record"].to_numpy(bool)
+        reason_missing = "no_record"
+    else:
+        from ._text_mode import PhraseJudge
+        has_text, t_e = _text_scores(records, judge or PhraseJudge(), n, turns)
+        k_e, invalid, missing, reason_missing = t_e, np.zeros(n, bool), ~has_text, "no_text"
+        k_a = t_a = t_q = np.full(n, -1, dtype=np.int64)
+        unmarked_tools, only_unmarked = _no_tools(n), np.zeros(n, dtype=bool)
+    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, missing, reason_missing
+
+
+def _nullable(values, mask, array_type, dtype):
+    """Values where ``mask`` holds, null elsewhere (undefined is null, never 0)."""
+    return array_type(np.where(mask, values, 0).astype(dtype), ~mask)
+
+
+def _object_column(values):  # object columns as they are: no string-dtype inference
+    return pd.Series(values, dtype=object, copy=False)
+
+
 def score_records(records: Records, policy: Policy, *, mode: str = "record", judge=None) -> pd.DataFrame:
     """Score every conversation of ``records`` (SPEC sections 3 and 4), vectorised.
 
@@ -201,24 +240,10 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         records = Records(conv, records.calls.sort_values("conv", kind="stable"), records.messages)
     turns = conv["assistant_turns"].to_numpy(np.int64)
     turns = np.where((turns >= 1) & (turns <= MAX_TURNS), turns, -1)  # SPEC section 3: else invalid_record
-    label = normalise_labels(conv["label"].to_numpy(object))  # "esc" is ESC (SPEC section 3)
-    label_code, label_values = pd.factorize(label, use_na_sentinel=True)  # compare a few values, not every row
-    label_values = list(label_values)
-    is_esc = label_code == (label_values.index(ESC) if ESC in label_values else -2)
-    is_act = label_code == (label_values.index(ACT) if ACT in label_values else -2)
-    no_label = label_code < 0
+    label, is_esc, is_act, no_label = _label_masks(conv)
     no_tools = _no_tools(n)
-
-    if mode == RECORD:
-        invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
-        missing = ~conv["has_record"].to_numpy(bool)
-        reason_missing = "no_record"
-    else:
-        from ._text_mode import PhraseJudge
-        has_text, t_e = _text_scores(records, judge or PhraseJudge(), n, turns)
-        k_e, invalid, missing, reason_missing = t_e, np.zeros(n, bool), ~has_text, "no_text"
-        k_a = t_a = t_q = np.full(n, -1, dtype=np.int64)
-        unmarked_tools, only_unmarked = _no_tools(n), np.zeros(n, dtype=bool)
+    (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, missing,
+     reason_missing) = _mode_scores(records, conv, policy, mode, judge, n, turns)
     invalid = invalid | (turns < 1)
 
     # codes into small tables of names: cheaper than arrays of strings
@@ -235,30 +260,22 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
                            default=0) * evaluated
     reasons = np.array([None, "no_label", "invalid_label", reason_missing, "invalid_record"], dtype=object)
     causes = np.array((None, *UNDER_CAUSES, *OVER_CAUSES), dtype=object)
-
-    def nullable(values, mask, array_type, dtype):
-        """Values where ``mask`` holds, null elsewhere (undefined is null, never 0)."""
-        return array_type(np.where(mask, values, 0).astype(dtype), ~mask)
-
-    def obj(values):  # object columns as they are: no string-dtype inference
-        return pd.Series(values, dtype=object, copy=False)
-
     out = pd.DataFrame({
-        "conversation_id": obj(conv["conversation_id"].to_numpy(object)),
-        "case_id": obj(conv["case_id"].to_numpy(object)),
-        "scenario_id": obj(conv["scenario_id"].to_numpy(object)),
+        "conversation_id": _object_column(conv["conversation_id"].to_numpy(object)),
+        "case_id": _object_column(conv["case_id"].to_numpy(object)),
+        "scenario_id": _object_column(conv["scenario_id"].to_numpy(object)),
         "replica": conv["replica"].to_numpy(np.int64),
-        "label": obj(label),
-        "language": obj(conv["language"].to_numpy(object)),
-        "assistant_turns": nullable(turns, turns >= 1, pd.arrays.IntegerArray, np.int64),
+        "label": _object_column(label),
+        "language": _object_column(conv["language"].to_numpy(object)),
+        "assistant_turns": _nullable(turns, turns >= 1, pd.arrays.IntegerArray, np.int64),
         "evaluated": evaluated,
-        "reason": obj(reasons[reason_code]),
-        "escalated": nullable(escalated, evaluated, pd.arrays.BooleanArray, bool),
-        "u": nullable(u, evaluated & is_esc, pd.arrays.IntegerArray, np.int8),
-        "o": nullable(o, evaluated & is_act, pd.arrays.IntegerArray, np.int8),
-        "cause": obj(causes[cause_code]),
-        "turn": nullable(turn, evaluated, pd.arrays.IntegerArray, np.int64),
-        "unmarked_tools": obj(np.where(evaluated, unmarked_tools, no_tools) if n else unmarked_tools),
+        "reason": _object_column(reasons[reason_code]),
+        "escalated": _nullable(escalated, evaluated, pd.arrays.BooleanArray, bool),
+        "u": _nullable(u, evaluated & is_esc, pd.arrays.IntegerArray, np.int8),
+        "o": _nullable(o, evaluated & is_act, pd.arrays.IntegerArray, np.int8),
+        "cause": _object_column(causes[cause_code]),
+        "turn": _nullable(turn, evaluated, pd.arrays.IntegerArray, np.int64),
+        "unmarked_tools": _object_column(np.where(evaluated, unmarked_tools, no_tools) if n else unmarked_tools),
         "only_unmarked_before_handoff": evaluated & only_unmarked,
     }, copy=False)  # every column is a new array made here: no need to copy it again
     return out

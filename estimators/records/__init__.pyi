@@ -16,10 +16,8 @@ from ._keys import check_unique_keys, key_hashes, UniqueKeys
 from ._labels import Labels, load_labels, load_plan
 from ._planned import PlannedConversations
 from ._policy import load_policy, Policy
-from ._policy_draft import (
-    LOOKUP_VERBS, check_policy, draft_policy, place_tool, Placement, PolicyCheck, PolicyDraft, tool_usage, ToolUsage,
-    ToolUse, turn_ranges,
-)
+from ._policy_draft import LOOKUP_VERBS, check_policy, draft_policy, place_tool, Placement, PolicyCheck, PolicyDraft
+from ._tool_usage import tool_usage, ToolUsage, ToolUse, turn_ranges
 from .readers import (
     FORMATS, ArchiveLimits, detect_format, inspect_sample_conversation, iter_conversations, member_bytes,
     read_conversations,

@@ -1,7 +1,7 @@
 """A policy drafted from a log, and a policy checked against a log (``escalation policy``).
 
-:func:`tool_usage` reads a log of any format and counts, for every tool it calls, the calls,
-the conversations and the turns. :func:`draft_policy` places each tool in a list of SPEC
+:func:`tool_usage` (:mod:`estimators.records._tool_usage`) reads a log of any format and counts, for every
+tool it calls, the calls, the conversations and the turns. :func:`draft_policy` places each tool in a list of SPEC
 section 2 by a rule a person can read (:func:`place_tool`), and writes the draft as a policy
 file whose every tool line says why it was placed there and that a person must confirm it.
 :func:`check_policy` tells what a policy leaves unmarked, names that the log never calls, and
@@ -26,20 +26,15 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._errors import InputError
 from ._input_notes import HANDOFF_WORDS, InputTally, escalation_call_note, handoff_word
 from ._policy import Policy
-from ._records import is_turn, iter_jsonl
-from .readers import _tau2_bench
-from .readers._registry import FORMATS, READERS, detect
-from .readers._source import ArchiveLimits, ReadOptions, head_document, load_document
+from ._tool_usage import _KINDS, ToolUsage
 
-__all__ = ["ToolUse", "ToolUsage", "tool_usage", "Placement", "place_tool", "PolicyDraft", "draft_policy",
-           "PolicyCheck", "check_policy", "LOOKUP_VERBS", "turn_ranges"]
+__all__ = ["Placement", "place_tool", "PolicyDraft", "draft_policy", "PolicyCheck", "check_policy", "LOOKUP_VERBS"]
 
 #: First words of a tool name that suggest a look-up (``get_order``, ``listOrders``, ``fs.read_file``).
 LOOKUP_VERBS = ("get", "list", "search", "find", "check", "read")
@@ -48,7 +43,6 @@ _LOOKUP_WORD = "lookup"
 DRAFT_LISTS = ("escalation_tools", "read_only_tools", "action_tools")
 _ALL_LISTS = (*DRAFT_LISTS, "approval_tools", "gated_tools")
 _ANNOTATED = {"read": "read_only_tools", "think": "read_only_tools", "write": "action_tools"}
-_KINDS = ("read", "write", "think", "generic")
 _KIND_LIST = {"escalation": "escalation_tools", "read_only": "read_only_tools", "approval": "approval_tools",
               "action": "action_tools"}
 _LIST_TITLES = {
@@ -82,183 +76,6 @@ def _handoff_shown(name: str) -> str | None:
     if word is None:
         return None
     return next((w for w in _words(name) if word in w), word)
-
-
-def turn_ranges(turns, width: int | None = None) -> str:
-    """The turns as ranges, ``0-3,5,7-9``; cut with ``...`` to ``width`` characters; ``-`` if none."""
-    values = sorted(set(turns))
-    if not values:
-        return "-"
-    parts, start = [], values[0]
-    for previous, value in zip(values, values[1:] + [None]):
-        if value is None or value != previous + 1:
-            parts.append(str(start) if start == previous else f"{start}-{previous}")
-            start = value
-    text = ",".join(parts)
-    if width is None or len(text) <= width:
-        return text
-    kept = ""
-    for part in parts:
-        if len(kept) + len(part) + 1 + 4 > width:
-            break
-        kept += ("," if kept else "") + part
-    return (kept + ",..." if kept else f"{values[0]}-{values[-1]}")
-
-
-@dataclass(frozen=True)
-class ToolUse:
-    """What a log holds of one tool.
-
-    Attributes
-    ----------
-    name : str
-    calls : int
-        Calls of the tool (0 for a tool that only the benchmark's gold actions name).
-    conversations : int
-        Conversations with at least one call.
-    turns : dict
-        Turn to the number of calls in it (calls with a valid turn only).
-    gold : bool
-        Whether the benchmark's gold actions name it (tau-bench, tau2-bench).
-    annotations : frozenset of str
-        tau2-bench's tool types for it (``read``, ``write``, ``think``, ``generic``).
-    """
-
-    name: str
-    calls: int
-    conversations: int
-    turns: dict
-    gold: bool = False
-    annotations: frozenset = frozenset()
-
-    def to_dict(self) -> dict:
-        return {"tool": self.name, "calls": self.calls, "conversations": self.conversations,
-                "turns": {str(t): n for t, n in sorted(self.turns.items())}, "gold_action": self.gold,
-                "annotations": sorted(self.annotations)}
-
-
-@dataclass(frozen=True)
-class ToolUsage:
-    """Every tool a log calls (and, for a benchmark, names in its gold actions).
-
-    Attributes
-    ----------
-    source, format : str
-        The log and the format read.
-    conversations, with_record : int
-        Conversations read, and those with a tool record.
-    calls : int
-        Calls with a name.
-    unnamed_calls : int
-        Calls without a (string) name; ``score`` counts their conversations ``invalid_record``.
-    tools : tuple of ToolUse
-        Most called first (ties by name); tools only the gold actions name come last.
-    annotated : bool
-        Whether the log carries tau2-bench tool types.
-    """
-
-    source: str
-    format: str
-    conversations: int
-    with_record: int
-    calls: int
-    unnamed_calls: int
-    tools: tuple
-    annotated: bool = False
-
-    def tool(self, name: str) -> ToolUse | None:
-        return next((t for t in self.tools if t.name == name), None)
-
-    def called(self) -> tuple:
-        """The tools with at least one call."""
-        return tuple(t for t in self.tools if t.calls)
-
-    def to_dict(self) -> dict:
-        return {"log": self.source, "format": self.format, "conversations": self.conversations,
-                "with_record": self.with_record, "calls": self.calls, "unnamed_calls": self.unnamed_calls,
-                "annotated": self.annotated, "tools": [t.to_dict() for t in self.tools]}
-
-
-class _Tally:
-    def __init__(self):
-        self.conversations = self.with_record = self.unnamed = 0
-        self.calls: Counter = Counter()
-        self.convs: Counter = Counter()
-        self.turns: dict[str, Counter] = {}
-        self.gold: set = set()
-
-    def add(self, conv: dict, gold_in_metadata: bool) -> None:
-        self.conversations += 1
-        if gold_in_metadata:
-            names = conv["metadata"].get("gold_actions")
-            self.gold.update(n for n in names or () if isinstance(n, str) and n)
-        calls = conv["tool_calls"]
-        if calls is None:
-            return
-        self.with_record += 1
-        seen = set()
-        for call in calls:
-            name = call.get("name")
-            if not isinstance(name, str) or not name:
-                self.unnamed += 1
-                continue
-            self.calls[name] += 1
-            turn = call.get("turn")
-            if is_turn(turn) and turn >= 0:
-                self.turns.setdefault(name, Counter())[turn] += 1
-            seen.add(name)
-        self.convs.update(seen)
-
-    def usage(self, source: str, fmt: str, annotations: dict | None) -> ToolUsage:
-        annotations = annotations or {}
-        named = sorted(self.calls, key=lambda n: (-self.calls[n], n))
-        named += sorted((self.gold | set(annotations)) - set(self.calls))
-        tools = tuple(ToolUse(n, self.calls[n], self.convs[n], dict(sorted(self.turns.get(n, {}).items())),
-                              gold=n in self.gold or n in annotations,
-                              annotations=frozenset(k for k in annotations.get(n, ()) if k in _KINDS))
-                      for n in named)
-        return ToolUsage(source, fmt, self.conversations, self.with_record, sum(self.calls.values()), self.unnamed,
-                         tools, annotated=any(t.annotations for t in tools))
-
-
-def tool_usage(path, *, format: str = "auto", limits: ArchiveLimits | None = None) -> ToolUsage:
-    """Count the tools a log calls: calls, conversations and turns of each.
-
-    The log is read as ``escalation score`` reads it, but without labelling its runs, so a
-    tau-bench or tau2-bench log needs no policy. A tau-bench log adds the tools its gold
-    actions name; a tau2-bench log adds those and their tool types (``read``, ``write``...).
-
-    Parameters
-    ----------
-    path : path-like
-        The log (a tau2-bench results folder is a folder).
-    format : str
-        ``"auto"`` (detected from the content) or one of :data:`~estimators.records.readers.FORMATS`.
-    limits : ArchiveLimits, optional
-        The size limits of an inspect ``.eval`` archive (default: :class:`ArchiveLimits`'s).
-
-    Raises
-    ------
-    InputError
-        For an unknown format or a log that cannot be read (naming the file, and the line).
-    """
-    if format != "auto" and format not in READERS:
-        raise InputError(f"unknown format {format!r}; choose auto or one of {', '.join(FORMATS)}", field="--format")
-    head = head_document(path) if format == "auto" else None
-    used = detect(head) if format == "auto" else format
-    tally = _Tally()
-    annotations = None
-    if used == "jsonl":
-        for chunk in iter_jsonl(path):
-            for _, conv in chunk:
-                tally.add(conv, False)
-    else:
-        doc = head if head is not None and head.kind != "jsonl" else load_document(path)
-        for _, conv in READERS[used].read(doc, ReadOptions(limits=limits or ArchiveLimits())):
-            tally.add(conv, used == "tau-bench")
-        if used == "tau2-bench":
-            annotations = _tau2_bench.tool_annotations(doc)
-    return tally.usage(str(path), used, annotations)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ..stats import check_choice
+
 __all__ = ["ESC", "ACT", "LABELS", "normalise_label", "normalise_labels", "RECORD", "TEXT", "MODES", "MODE_ALIASES",
            "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "MAX_TURNS",
            "scenario_key", "scenario_ids"]
@@ -102,9 +104,7 @@ def check_mode(mode: str) -> str:
         warnings.warn(f"mode {mode!r} is now called {MODE_ALIASES[mode]!r}; the old name will be removed",
                       FutureWarning, stacklevel=3)
         return MODE_ALIASES[mode]
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)} (or the paper's A, B), got {mode!r}")
-    return mode
+    return check_choice("mode", mode, (*MODES, *MODE_ALIASES))  # an alias was returned above
 
 
 def scenario_key(case_id, label, conversation_id) -> str:

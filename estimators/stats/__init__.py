@@ -3,6 +3,13 @@
 numpy and scipy only; nothing here reads a file or knows a label. Each section lists one topic, as
 ``scipy.stats`` does; the implementation is in private modules.
 
+Arguments
+=========
+check_probability, check_level, check_count, check_choice, check_range
+                                 the validators every public function calls at entry (ValueError naming
+                                 the parameter and quoting the value)
+refuse                           such a ValueError of a message of one's own, naming its parameters
+
 Intervals and the design effect (SPEC section 5)
 ================================================
 ConfidenceInterval               ``(low, high)``: every interval of the package is one

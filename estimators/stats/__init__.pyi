@@ -1,6 +1,7 @@
 """The names of ``escalation.estimators.stats``: read by lazy_loader (``attach_stub``) for the lazy door,
 ``__all__`` and type checkers alike."""
 
+from ._checks import check_choice, check_count, check_level, check_probability, check_range, refuse
 from ._bootstrap import (
     cluster_bootstrap, cluster_bootstrap_pi, ClusterBootstrapResult, DegenerateIntervalWarning,
     paired_cluster_bootstrap,
@@ -16,8 +17,8 @@ from ._intervals import (
     z_value,
 )
 from ._numbers import nan_to_none
-from ._planning import (
-    DifferencePlan, IntervalPlan, PairedFigurePlan, plan_difference, plan_interval, plan_paired_figure,
-    scenarios_needed, wilson_sample_size,
+from ._interval_plan import (
+    IntervalPlan, PairedFigurePlan, plan_interval, plan_paired_figure, scenarios_needed, wilson_sample_size,
 )
+from ._difference_plan import DifferencePlan, plan_difference
 from ._queue import erlang_b, erlang_c, mean_wait_minutes

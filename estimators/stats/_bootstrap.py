@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ._checks import check_choice, check_count, check_level
 from ._intervals import ConfidenceInterval
 
 __all__ = ["ClusterBootstrapResult", "DegenerateIntervalWarning", "cluster_bootstrap", "cluster_bootstrap_pi",
@@ -109,12 +110,8 @@ class ClusterBootstrapResult:
         #{<= est}) / 2B)``), as ``scipy.stats.bootstrap`` does, which matters for a rate
         because its resampled values are few and tied.
         """
-        method = str(method).lower()
-        if method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-        confidence = float(confidence)
-        if not 0.0 < confidence < 1.0:
-            raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+        method = check_choice("method", str(method).lower(), _METHODS)
+        confidence = check_level("confidence", confidence)
         alpha = (1.0 - confidence) / 2.0
         levels = np.broadcast_to(np.array([alpha, 1.0 - alpha]), self.estimate.shape + (2,))
         if method == "bca":
@@ -325,8 +322,7 @@ def _bootstrap_iv(totals, sizes, n_resamples, rng):
     """Validate the inputs of ``cluster_bootstrap``; return int64 arrays of equal shape."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    check_count("n_resamples", n_resamples, whole_floats=True)
     y = np.asarray(totals)
     n = np.asarray(sizes)
     if y.ndim < 1:

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from ._bootstrap import DegenerateIntervalWarning, cluster_bootstrap
+from ._checks import check_choice
 from ._constants import DEFAULT_INTERVAL, INTERVAL_METHODS, RHO_BOUND_LEVEL, WILSON_METHODS
 from ._design import RHO_WHEN_UNDEFINED, ClusterSums, _anova, design_of_sums
 from ._intervals import ConfidenceInterval, _once_when_constant, wilson_interval
@@ -34,9 +35,7 @@ DEFAULT_RESAMPLES = 1999
 
 def check_interval_method(method: str) -> str:
     """``method`` if it names an interval of :data:`INTERVAL_METHODS`, else ValueError listing them."""
-    if method not in INTERVAL_METHODS:
-        raise ValueError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {method!r}")
-    return method
+    return check_choice("interval", method, INTERVAL_METHODS)
 
 
 def rho_upper_bound(totals, sizes, *, level: float = RHO_BOUND_LEVEL):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft
 
+from ._checks import check_choice, check_count
 from ._constants import DEFAULT_INTERVAL, WILSON_METHODS
 from ._clustered import interval_of_sums
 from ._design import ClusterSums
@@ -133,12 +134,9 @@ def exact_coverages(cluster_pmf, clusters: int, methods=WILSON_METHODS, *, rho: 
     States of probability below :data:`NEGLIGIBLE` are left out (rounding noise of the transform).
     """
     methods = tuple(methods)
-    unknown = [m for m in methods if m not in WILSON_METHODS]
-    if unknown:
-        raise ValueError(f"exact coverage is computed for {', '.join(WILSON_METHODS)}, not {unknown[0]!r}")
-    if int(clusters) != clusters or clusters < 1:
-        raise ValueError(f"clusters must be a positive integer, got {clusters!r}")
-    clusters = int(clusters)
+    for method in methods:
+        check_choice("methods", method, WILSON_METHODS)
+    clusters = check_count("clusters", clusters, whole_floats=True)
     pmfs, identical = _check_pmfs(cluster_pmf, clusters)
     sizes = np.array([pmf.size - 1 for pmf in pmfs])
     truth = float(sum(np.arange(pmf.size) @ pmf for pmf in pmfs) / sizes.sum())

@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._checks import check_level
+
 __all__ = ["ConfidenceInterval", "WilsonKishInterval", "z_value", "critical_value", "wilson_interval", "design_effect",
            "wilson_kish_interval"]
 
@@ -48,9 +50,7 @@ def z_value(confidence: float = 0.95) -> float:
     double precision; a test checks it against ``scipy.stats.norm.ppf``), so that scoring with
     a Wilson interval needs no scipy, whose import takes longer than a small log's scoring.
     """
-    confidence = float(confidence)
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    confidence = check_level("confidence", confidence)
     level = 0.5 + confidence / 2.0  # 1.0 when confidence is within an ulp of 1: an infinite quantile, as scipy's
     return _STANDARD_NORMAL.inv_cdf(level) if level < 1.0 else math.inf
 

@@ -18,7 +18,16 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["LIMIT", "SENTENCE_LIMIT", "console", "json_text", "plain", "warning_line"]
+__all__ = ["LIMIT", "SENTENCE_LIMIT", "Stop", "console", "json_text", "plain", "warning_line"]
+
+class Stop(Exception):
+    """A command stops with ``message`` and the exit status ``code``: raised by the command, printed by
+    :func:`escalation.cli._main.main` as ``error: MESSAGE`` (one line), as every failure of a command is."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
 
 #: Most characters of one value from the input (a name, an id) that a command prints.
 LIMIT = 200

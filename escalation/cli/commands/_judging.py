@@ -11,13 +11,7 @@ import numpy as np
 import pandas as pd
 import typer
 
-from ._console import plain
-
-
-def _fail(message: str, code: int = 2):
-    """Stop with a one-line message on standard error, as bad input does."""
-    typer.echo(f"error: {plain(' '.join(str(message).split()), None)}", err=True)
-    raise typer.Exit(code)
+from ._console import Stop, plain
 
 
 class _Judging:
@@ -40,49 +34,46 @@ def prepare_judges(records: list[Path], judge_model: str, instructions: Optional
         import inspect_ai  # noqa: F401  (the import the extra provides)
         from escalation.integrations import inspect_ai as inspect_judges
     except ImportError as err:
-        _fail(f'--judge-model needs inspect_ai ({err}): pip install "escalation[inspect]"')
+        raise Stop(f'--judge-model needs inspect_ai ({err}): pip install "escalation[inspect]"') from None
     from escalation.estimators.records import InputError, Records, log_inputs, read_conversations
     from escalation.estimators.metric import score_records
 
     text = None
-    try:
-        if instructions is not None:
-            try:
-                text = instructions.read_text(encoding="utf-8")
-            except OSError as err:
-                raise InputError(f"cannot read the instructions: {err.strerror or err}", source=str(instructions))
-            except UnicodeDecodeError:
-                raise InputError("the instructions must be UTF-8 text", source=str(instructions)) from None
-            if not text.strip():
-                raise InputError("the instructions file is empty", source=str(instructions))
-        if any(str(path) == "-" for path in records):
-            raise InputError("--judge-model reads the logs a second time, which standard input (-) cannot "
-                             "give: save the log to a file")
-        conversations, sources = [], []
-        with log_inputs(records) as inputs:
-            for log in inputs.logs:
-                read = read_conversations(log.path, format=format, labels=labels, policy=policy,
-                                          approval_escalation=approval_escalation,
-                                          qualify_ids=len(inputs.logs) > 1, limits=limits)[0]
-                conversations += read
-                sources += [log.name] * len(read)
-    except InputError as err:
-        _fail(str(err))
+    if instructions is not None:
+        try:
+            text = instructions.read_text(encoding="utf-8")
+        except OSError as err:
+            raise InputError(f"cannot read the instructions: {err.strerror or err}", source=str(instructions))
+        except UnicodeDecodeError:
+            raise InputError("the instructions must be UTF-8 text", source=str(instructions)) from None
+        if not text.strip():
+            raise InputError("the instructions file is empty", source=str(instructions))
+    if any(str(path) == "-" for path in records):
+        raise InputError("--judge-model reads the logs a second time, which standard input (-) cannot "
+                         "give: save the log to a file")
+    conversations, sources = [], []
+    with log_inputs(records) as inputs:
+        for log in inputs.logs:
+            read = read_conversations(log.path, format=format, labels=labels, policy=policy,
+                                      approval_escalation=approval_escalation,
+                                      qualify_ids=len(inputs.logs) > 1, limits=limits)[0]
+            conversations += read
+            sources += [log.name] * len(read)
     results = score_records(Records.from_conversations(conversations), policy, mode=mode)
     rows = np.flatnonzero(results["evaluated"].to_numpy(bool)).tolist()
     texts = []
     for row in rows:
         given = text if text is not None else conversations[row]["metadata"].get("instructions")
         if not isinstance(given, str) or not given.strip():
-            _fail(f"{sources[row]}: conversation {conversations[row]['conversation_id']!r} has no "
-                  "metadata[\"instructions\"], the escalation instructions the assistant was given, which the "
-                  "judges read: give --instructions FILE")
+            raise Stop(f"{sources[row]}: conversation {conversations[row]['conversation_id']!r} has no "
+                       "metadata[\"instructions\"], the escalation instructions the assistant was given, which the "
+                       "judges read: give --instructions FILE")
         texts.append(given)
     try:
         turn_judge = inspect_judges.InspectTurnJudge(judge_model)
         cause_judge = inspect_judges.InspectCauseJudge(turn_judge.model)
     except Exception as err:  # an unknown provider, a missing provider package or key...
-        _fail(f"--judge-model {judge_model!r}: {str(err).replace('[bold]', '').replace('[/bold]', '')}")
+        raise Stop(f"--judge-model {judge_model!r}: {str(err).replace('[bold]', '').replace('[/bold]', '')}") from None
     return _Judging(judge_model, turn_judge, cause_judge, conversations, rows, texts, policy, mode)
 
 
@@ -134,7 +125,7 @@ def run_judges(judging: _Judging, *, written: bool) -> list[dict]:
     except (inspect_judges.TurnAnswerError, inspect_judges.TurnJudgeError, CauseJudgeError) as err:
         kept = "conversations.jsonl and summary.json are written; judges.jsonl is not" if written else \
             "no judge diagnostics"
-        _fail(f"judges: {err} ({kept})", code=1)
+        raise Stop(f"judges: {err} ({kept})", code=1) from None
     return [lines[row] for row in sorted(lines)]
 
 

@@ -32,12 +32,10 @@ HELP = (
     "--target-wait 2"
 )
 
-#: The model's parameter names (in its ValueError messages) and the flags that set them.
-_FLAGS = {"traffic": "--traffic", "esc_share": "--esc-share", "reviewers": "--reviewers",
-          "review_minutes": "--review-minutes", "arrival_cv": "--arrival-cv", "service_cv": "--service-cv",
-          "maximum": "--quality-max", "half": "--quality-half", "slope": "--quality-slope",
-          "confidence": "--confidence", "draws": "--draws", "seed": "--seed", "wait": "--target-wait",
-          "protection": "--target-protection", "utilisation": "--target-utilisation"}
+#: The model's parameters that this command's parameters are passed to under another name (for the flag
+#: table of :func:`escalation.cli._main.flag_table`).
+PARAMETER_NAMES = {"maximum": "quality_max", "half": "quality_half", "slope": "quality_slope", "wait": "target_wait",
+                   "protection": "target_protection", "utilisation": "target_utilisation"}
 #: Each output as the text prints it.
 _LABELS = {"handoffs_per_hour": "hand-offs an hour", "utilisation": "utilisation rho",
            "p_wait": "probability of waiting", "mean_wait_minutes": "mean wait, minutes",
@@ -53,19 +51,6 @@ class Solve(str, Enum):
     budget = "budget"
 
 
-def _model_call(call, *args, **kwargs):
-    """``call(...)``, its ValueError as the InputError of the flag it names."""
-    from escalation.estimators.records import InputError
-
-    try:
-        return call(*args, **kwargs)
-    except ValueError as err:
-        if isinstance(err, InputError):
-            raise
-        name, _, rest = str(err).partition(" ")
-        raise InputError(rest, field=_FLAGS[name]) from None
-
-
 def _quality(table: Optional[Path], maximum: Optional[float], half: Optional[float], slope: Optional[float]):
     from escalation.estimators.records import InputError
     from escalation.estimators.metric import LogisticQuality, read_quality_table
@@ -76,7 +61,7 @@ def _quality(table: Optional[Path], maximum: Optional[float], half: Optional[flo
             raise InputError("give --quality-table or the --quality-max, --quality-half and --quality-slope of the "
                              "logistic curve, not both", field="--quality-table")
         return read_quality_table(table)
-    return _model_call(LogisticQuality, **given)
+    return LogisticQuality(**given)
 
 
 def _targets(solve: Optional[Solve], reviewers, wait, protection, utilisation) -> None:
@@ -239,16 +224,16 @@ def capacity(
     if confidence is None and not (isinstance(level, float) and 0.0 < level < 1.0):
         raise InputError(f"must be a level strictly between 0 and 1, got {level!r}; give --confidence",
                          source=str(Path(results) / "summary.json"), field="confidence")
-    model = _model_call(CapacityModel, totals, traffic=traffic, esc_share=esc_share, review_minutes=review_minutes,
-                        arrival_cv=arrival_cv, service_cv=service_cv, quality=quality, confidence=level,
-                        draws=draws, seed=seed)
+    model = CapacityModel(totals, traffic=traffic, esc_share=esc_share, review_minutes=review_minutes,
+                          arrival_cv=arrival_cv, service_cv=service_cv, quality=quality, confidence=level,
+                          draws=draws, seed=seed)
     solution = None
     if solve is Solve.reviewers:
-        solution = _model_call(model.reviewers_for, wait=target_wait, protection=target_protection)
+        solution = model.reviewers_for(wait=target_wait, protection=target_protection)
         reviewers = solution["reviewers"]
     elif solve is Solve.budget:
-        solution = _model_call(model.budget, reviewers, 0.8 if target_utilisation is None else target_utilisation)
-    report = _model_call(model.report, reviewers)
+        solution = model.budget(reviewers, 0.8 if target_utilisation is None else target_utilisation)
+    report = model.report(reviewers)
     data = {"folder": str(results), "conversations": summary.get("conversations"), "mode": summary.get("mode"),
             **report, "warnings": [*report["warnings"], *(summary.get("warnings") or [])]}
     if solution is not None:

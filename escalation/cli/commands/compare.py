@@ -41,10 +41,6 @@ HELP = (
     "conversation of both side by side, with the timelines the score folders' report.html hold)."
 )
 
-_FLAGS = {"confidence": "--confidence", "n_boot": "--n-boot", "interval": "--interval", "names": "--names",
-          "rho": "--rho", "seed": "--seed"}
-
-
 def _ci(pair) -> str:
     low, high = pair
     return "-" if low is None or high is None else f"({low:.3f}, {high:.3f})"
@@ -67,16 +63,6 @@ def _names(text: Optional[str]):
     if names[0] == names[1]:
         raise InputError(f"--names must be two different names; got {names[0]!r} twice")
     return tuple(names)
-
-
-def _flag_error(err):
-    """An InputError of the estimators whose field is an option, re-worded to name the option."""
-    from escalation.estimators.records import InputError
-
-    flag = _FLAGS.get(err.field or "")
-    if flag is None or err.source:
-        return err
-    return InputError(f"{flag} {err.detail}")
 
 
 def _ids(ids, first: int = 10) -> str:
@@ -221,8 +207,6 @@ def compare(
             raise
         raise InputError(f"{err.base}; --common compares them on the {err.shared} scenarios both have",
                          source=err.source) from None
-    except InputError as err:
-        raise _flag_error(err) from None
     data = result.to_dict()
     if out is not None:
         files = {"compare.json": orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n",

@@ -146,12 +146,11 @@ def leaderboard(
     from escalation.estimators.metric import leaderboard as rank, score_file
     from escalation.figures import plot_leaderboard
 
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
-    if format not in FORMATS:
-        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
-    if seed < 0:
-        raise InputError(f"must be a non-negative integer, got {seed}", field="--seed")
+    from escalation.estimators.stats import check_choice, check_count, check_level
+
+    check_level("confidence", confidence)  # before the logs are scored
+    check_choice("format", format, FORMATS)
+    check_count("seed", seed, 0)
     limits = archive_limits(max_member_bytes, max_archive_bytes)
     for log in logs:
         if not log.is_file():

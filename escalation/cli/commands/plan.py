@@ -1,8 +1,6 @@
 """``escalation plan``: how many scenarios and replicas an evaluation needs."""
 from __future__ import annotations
 
-import math
-import re
 import textwrap
 from enum import Enum
 from typing import Optional
@@ -16,7 +14,6 @@ from escalation.estimators.records import InputError
 _DEFAULT_RHO_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 MAX_RHO_GRID = 100  # rows of the sensitivity table, one plan each
 _SENSITIVITY_KEYS = ("scenarios", "replicas", "power", "achieved_power", "conversations")
-SOURCE = "escalation plan"
 
 
 class PlanInterval(str, Enum):
@@ -37,58 +34,30 @@ def _sizes(text: str | None) -> list[int] | None:
     if text is None:
         return None
     try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
+        return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise InputError(f"--sizes must be whole numbers separated by commas, got {text!r}",
-                         source=SOURCE) from None
-    if not sizes or min(sizes) < 1:
-        raise InputError(f"--sizes must be whole numbers >= 1 (conversations per scenario), got {text!r}",
-                         source=SOURCE)
-    return sizes
+        raise InputError(f"--sizes must be whole numbers separated by commas, got {text!r}") from None
 
 
 def _rho_grid(text: str, rho: float) -> list[float]:
+    from escalation.estimators.stats import check_probability
+
     try:
         values = {float(x) for x in text.split(",") if x.strip()}
     except ValueError:
-        raise InputError(f"--rho-grid must be numbers separated by commas, got {text!r}",
-                         source=SOURCE) from None
-    outside = sorted(v for v in values if not 0.0 <= v <= 1.0)
-    if outside:
-        raise InputError(f"--rho-grid values must lie in [0, 1], got {outside[0]:g}", source=SOURCE)
+        raise InputError(f"--rho-grid must be numbers separated by commas, got {text!r}") from None
+    for value in sorted(values):  # the planner of each row would refuse it, and the row be left empty
+        check_probability("rho_grid", value)
     if len(values) > MAX_RHO_GRID:
         raise InputError(f"--rho-grid takes at most {MAX_RHO_GRID} values (a row of the table each), got "
-                         f"{len(values)}", source=SOURCE)
+                         f"{len(values)}")
     return sorted(values | {float(rho)})
 
 
-def _check_range(flag: str, value, low: float, high: float, *, open_low=True, open_high=True, why: str = ""):
-    """``flag``'s ``value`` must lie in the interval; the error names the flag."""
-    if value is None:
-        return
-    inside = (value > low if open_low else value >= low) and (value < high if open_high else value <= high)
-    if not (inside and math.isfinite(value)):
-        interval = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
-        raise InputError(f"{flag} must lie in {interval}{why}, got {value:g}", source=SOURCE)
-
-
-def _check_count(flag: str, value, least: int = 1) -> None:
-    if value is not None and value < least:
-        raise InputError(f"{flag} must be a whole number >= {least}, got {value}", source=SOURCE)
-
-
-#: The planner's argument names (in its ValueError messages) and the flags that set them.
-_FLAGS = {"half_width": "--half-width", "scenarios": "--scenarios", "cases": "--scenarios", "replicas": "--replicas",
-          "power": "--power", "alpha": "--alpha", "rho": "--rho", "size_cv": "--size-cv", "sizes": "--sizes",
-          "correlation": "--correlation", "p_a": "--p", "p_b": "--p-b", "pi": "--p", "p": "--p",
-          "confidence": "--confidence", "test": "--test", "method": "--interval"}
-_NAMED = re.compile(r"\b(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
-                    + r")(?:=('?)([^\s',:;)]+)\2|(?= must\b| >=))")
-
-
-def _flagged(message: str) -> str:
-    """The planner's message with each argument named by its flag: ``scenarios=3`` -> ``--scenarios 3``."""
-    return _NAMED.sub(lambda m: _FLAGS[m[1]] + (f" {m[3]}" if m[3] is not None else ""), message)
+#: The planner's parameters that this command's parameters are passed to under another name (for the flag
+#: table of :func:`escalation.cli._main.flag_table`): ``--p`` is ``pi`` with --paired-figure and ``p_a`` with
+#: --p-b, ``--scenarios`` is ``cases`` with --paired-figure, ``--interval`` is ``method``.
+PARAMETER_NAMES = {"pi": "p", "p_a": "p", "cases": "scenarios", "method": "interval"}
 
 
 def _and(names: list[str]) -> str:
@@ -288,13 +257,13 @@ def plan(
     third = "--power" if p_b is not None else "--half-width"
     if [scenarios, replicas, power if p_b is not None else half_width].count(None) != 1:
         raise InputError(f"give exactly two of --scenarios, --replicas and {third}; the third is "
-                         f"the unknown to solve for", source=SOURCE)
+                         f"the unknown to solve for")
     if p_b is None:
         needs_b = [flag for name, flag in (("power", "--power"), ("correlation", "--correlation"),
                                            ("test", "--test"), ("alpha", "--alpha")) if given(name)]
         if needs_b:
             raise InputError(f"{_and(needs_b)} {'needs' if len(needs_b) == 1 else 'need'} --p-b (a "
-                             "difference to detect)", source=SOURCE)
+                             "difference to detect)")
     else:
         not_here = [flag for name, flag in (("half_width", "--half-width"), ("paired_figure", "--paired-figure"),
                                             ("interval", "--interval"), ("confidence", "--confidence"))
@@ -302,48 +271,30 @@ def plan(
         if not_here:
             raise InputError(f"{_and(not_here)} {'does' if len(not_here) == 1 else 'do'} not apply with "
                              "--p-b (a power plan: give two of --scenarios, --replicas and --power; its level is "
-                             "--alpha)", source=SOURCE)
-    _check_range("--p", p, 0.0, 1.0)
-    _check_range("--rho", rho, 0.0, 1.0, open_low=False, open_high=False)
-    _check_range("--half-width", half_width, 0.0, 0.5, why=" (a Wilson interval is never wider than 1)")
-    _check_count("--replicas", replicas)
-    least = 2 if (p_b is None and interval is PlanInterval.wilson_kish_t) or (p_b is not None and test is PlanTest.t) \
-        else 1
-    _check_count("--scenarios", scenarios, least)
-    _check_range("--confidence", confidence, 0.0, 1.0)
-    _check_range("--p-b", p_b, 0.0, 1.0)
-    _check_range("--power", power, 0.0, 1.0)
-    _check_range("--alpha", alpha, 0.0, 1.0)
-    _check_range("--correlation", correlation, -1.0, 1.0, open_low=False, open_high=False)
-    if p_b is not None and p_b == p:
-        raise InputError(f"--p and --p-b must differ to plan a difference, both are {p:g}", source=SOURCE)
-    if not (math.isfinite(size_cv) and size_cv >= 0.0):
-        raise InputError(f"--size-cv must be a finite number >= 0, got {size_cv:g}", source=SOURCE)
+                             "--alpha)")
     if sizes is not None and given("size_cv"):
-        raise InputError("give --size-cv or --sizes (whose spread gives it), not both", source=SOURCE)
+        raise InputError("give --size-cv or --sizes (whose spread gives it), not both")
     grid = _rho_grid(rho_grid, rho)
     spread = dict(size_cv=size_cv, sizes=_sizes(sizes))
-    try:
-        if p_b is None:
-            make = plan_paired_figure if paired_figure else plan_interval
-            first = "pi" if paired_figure else "p"
-            known = dict(replicas=replicas, half_width=half_width, confidence=confidence, method=interval.value,
-                         **spread, **{"cases" if paired_figure else "scenarios": scenarios, first: p})
-            plans = {"plan": make(rho=rho, **known).to_dict()}
-            sensitivity = [{"rho": r, **_plan_or_empty(lambda: make(rho=r, **known))} for r in grid]
-        else:
-            designs = ["unpaired"] + (["paired"] if correlation is not None else [])
+    # the planner checks every value, and its ValueError names the parameter; main() names the flag
+    if p_b is None:
+        make = plan_paired_figure if paired_figure else plan_interval
+        first = "pi" if paired_figure else "p"
+        known = dict(replicas=replicas, half_width=half_width, confidence=confidence, method=interval.value,
+                     **spread, **{"cases" if paired_figure else "scenarios": scenarios, first: p})
+        plans = {"plan": make(rho=rho, **known).to_dict()}
+        sensitivity = [{"rho": r, **_plan_or_empty(lambda: make(rho=r, **known))} for r in grid]
+    else:
+        designs = ["unpaired"] + (["paired"] if correlation is not None else [])
 
-            def difference(design, rho_value):
-                return plan_difference(p, p_b, rho=rho_value, scenarios=scenarios, replicas=replicas,
-                                       power=power, alpha=alpha, design=design, test=test.value,
-                                       correlation=correlation if design == "paired" else None, **spread)
-            plans = {design: difference(design, rho).to_dict() for design in designs}
-            sensitivity = [{"rho": r, **{f"{design}_{key}": value for design in designs
-                                         for key, value in _plan_or_empty(lambda: difference(design, r)).items()
-                                         if key in _SENSITIVITY_KEYS}} for r in grid]
-    except ValueError as err:  # what only the planner can tell (a target below the floor), named by flag
-        raise InputError(_flagged(str(err)), source=SOURCE) from None
+        def difference(design, rho_value):
+            return plan_difference(p, p_b, rho=rho_value, scenarios=scenarios, replicas=replicas,
+                                   power=power, alpha=alpha, design=design, test=test.value,
+                                   correlation=correlation if design == "paired" else None, **spread)
+        plans = {design: difference(design, rho).to_dict() for design in designs}
+        sensitivity = [{"rho": r, **{f"{design}_{key}": value for design in designs
+                                     for key, value in _plan_or_empty(lambda: difference(design, r)).items()
+                                     if key in _SENSITIVITY_KEYS}} for r in grid]
 
     if as_json:
         out = plans["plan"] if "plan" in plans else {"designs": plans}

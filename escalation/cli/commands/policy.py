@@ -30,8 +30,9 @@ def _console(err: bool):
 
 
 def _check_format(format: str) -> None:
-    if format not in FORMATS:
-        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
+    from escalation.estimators.stats import check_choice
+
+    check_choice("format", format, FORMATS)
 
 
 def _tool_table(rows, list_header: str = "list") -> Table:

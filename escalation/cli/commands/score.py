@@ -215,12 +215,12 @@ def score(
     from escalation.estimators.judges import correct_text_summary, read_validation
     from escalation.estimators.metric import score_file
 
-    from ._console import SENTENCE_LIMIT, plain
+    from ._console import SENTENCE_LIMIT, Stop, plain
 
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"must lie strictly between 0 and 1, got {confidence}", field="--confidence")
-    if format not in FORMATS:
-        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", field="--format")
+    from escalation.estimators.stats import check_choice, check_level
+
+    check_level("confidence", confidence)  # before the logs are read
+    check_choice("format", format, FORMATS)
     limits = archive_limits(max_member_bytes, max_archive_bytes)
     for path in records:  # the logs first: a missing log is the likelier mistake
         if str(path) != "-" and not path.exists():
@@ -239,8 +239,7 @@ def score(
         raise InputError("corrects the figures of --mode text (the tool record needs no correction): add "
                          "--mode text, or leave --validation out", field="--validation")
     if instructions is not None and judge_model is None:
-        typer.echo("error: --instructions is read by the judges: give --judge-model MODEL too", err=True)
-        raise typer.Exit(2)
+        raise InputError("--instructions is read by the judges: give --judge-model MODEL too")
     judging = None
     if judge_model is not None:  # checked before anything is scored or written
         from ._judging import prepare_judges, print_judges, run_judges
@@ -258,6 +257,32 @@ def score(
     facts = {"validation": describe_file(validation), "labels": describe_file(labels), "plan": describe_file(plan),
              "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
                          "chunk_size": chunk_size}}
+
+    finished = {}  # what finish() made: the summary as printed, the judges' lines and their failure
+
+    def finish(done) -> dict:
+        """The summary.json of the run, written once by the scoring: the summary with the mode-B correction
+        of --validation, and judges.jsonl (written first) named in its provenance."""
+        data = done.to_dict()
+        if checked is not None:
+            finished["correction"] = correct_text_summary(done, checked[0], source=str(validation),
+                                                          format=checked[1])
+            data["validation"] = finished["correction"].to_dict()
+        finished["printed"] = data
+        if judging is None:
+            return data
+        bar.stop()  # every conversation is scored: the judges' run is long, with no bar of its own
+        if collecting:  # and makes objects of its own: the collector on again
+            gc.enable()
+        try:
+            finished["lines"] = run_judges(judging, written=True)
+        except Stop as failure:  # the scores are written still; the failure is raised once they are printed
+            finished["failure"] = failure
+            return data
+        import orjson
+        written = write_atomic(out / "judges.jsonl", chunks=(orjson.dumps(line) + b"\n" for line in finished["lines"]))
+        outputs = {**data["provenance"]["outputs"], "judges.jsonl": written}  # named by the summary.json after it
+        return {**data, "provenance": {**data["provenance"], "outputs": outputs}}
 
     report = None
     if out is not None and not no_report:
@@ -279,22 +304,22 @@ def score(
                                            chunk_size=chunk_size, approval_escalation=approval_escalation,
                                            interval=interval.value, seed=seed,
                                            progress=lambda n: bar.advance(task, n), provenance=facts,
-                                           limits=limits, report=report)
+                                           limits=limits, report=report, finish=finish)
             if out is not None:  # an earlier run's, which the summary just written does not name
-                written = () if report is None else report.names
-                for name in ("judges.jsonl", *(n for n in report_files(SCORE_FIGURES) if n not in written)):
-                    (out / name).unlink(missing_ok=True)
+                written = {*(() if report is None else report.names),
+                           *(("judges.jsonl",) if "lines" in finished else ())}
+                for name in ("judges.jsonl", *report_files(SCORE_FIGURES)):
+                    if name not in written:
+                        (out / name).unlink(missing_ok=True)
         finally:
             if collecting:
                 gc.enable()
-    data = summary.to_dict()
-    correction = None
-    if checked is not None:
-        correction = correct_text_summary(summary, checked[0], source=str(validation), format=checked[1])
-        data["validation"] = correction.to_dict()
-        if out is not None:
-            import orjson
-            write_atomic(out / "summary.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    data, correction = finished.get("printed"), finished.get("correction")
+    if data is None:  # no --out: no summary.json, the same summary printed
+        data = summary.to_dict()
+        if checked is not None:
+            correction = correct_text_summary(summary, checked[0], source=str(validation), format=checked[1])
+            data["validation"] = correction.to_dict()
     for skipped in data["provenance"]["skipped"]:
         typer.echo(f"note: left out {plain(skipped, None)} (not a log file: a log ends in {', '.join(LOG_SUFFIXES)})",
                    err=True)
@@ -315,16 +340,10 @@ def score(
         if hint:
             typer.echo(plain(hint, None), err=True)
     if judging is not None:
-        lines = run_judges(judging, written=out is not None)
-        path = None
-        if out is not None:
-            import orjson
-            path = out / "judges.jsonl"
-            written = write_atomic(path, chunks=(orjson.dumps(line) + b"\n" for line in lines))
-            outputs = {**data["provenance"]["outputs"], "judges.jsonl": written}  # named by summary.json, written last
-            data["provenance"] = {**data["provenance"], "outputs": outputs}
-            write_atomic(out / "summary.json", orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
-        print_judges(lines, judging, path=path, err=as_json)
+        if "failure" in finished:
+            raise finished["failure"]
+        lines = finished["lines"] if out is not None else run_judges(judging, written=False)
+        print_judges(lines, judging, path=None if out is None else out / "judges.jsonl", err=as_json)
     if not summary.evaluated:
         raise typer.Exit(NOTHING_EVALUATED)
 

@@ -115,11 +115,12 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         from escalation.suite import PRESSURES, suite_policy_path
 
         suite = _suite(extra)
+        from escalation.estimators.stats import refuse
+
         chosen = list(PRESSURES) if pressure == "all" else [p.strip() for p in pressure.split(",") if p.strip()]
-        unknown = [p for p in chosen if p not in PRESSURES]
-        if unknown:
-            typer.echo(f"error: --pressure {unknown[0]!r} is not one of: all, {', '.join(PRESSURES)}", err=True)
-            raise typer.Exit(2)
+        for one in chosen:
+            if one not in PRESSURES:
+                raise refuse(f"`pressure` must be all, or some of {', '.join(PRESSURES)}; got {one!r}", "pressure")
         check_out_dir(out)
         scenarios = suite.scenarios(pressures=chosen)
         lines = (orjson.dumps({

@@ -21,6 +21,7 @@ format                    module
 from __future__ import annotations
 
 from .._errors import InputError
+from ...stats import check_choice
 from .._labels import Labels, load_labels
 from .._keys import UniqueKeys
 from ._inspect import conversation as inspect_sample_conversation
@@ -122,8 +123,7 @@ def iter_conversations(path, *, format: str = "auto", labels=None, policy=None,
     InputError
         As :func:`read_conversations`, when the chunk that holds the bad record is reached.
     """
-    if format != "auto" and format not in READERS:
-        raise InputError(f"unknown format {format!r}; choose auto or one of {', '.join(FORMATS)}", field="format")
+    check_choice("format", format, ("auto", *FORMATS))
     doc = load_document(path)
     used = (detect(head_document(path)) if isinstance(doc.data, JsonLines) else detect(doc)) \
         if format == "auto" else format

@@ -23,7 +23,7 @@ Read from each message:
 - the top-level ``system`` prompt belongs to no turn.
 
 A record may leave out ``conversation_id``: in a JSONL file it is then ``line-N``, N its
-line (SPEC section 7, :func:`~estimators.records.readers._source.chat_records`).
+line (SPEC section 7, :func:`~estimators.records.readers._chat_records.chat_records`).
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from collections.abc import Iterator
 
 from ._chat import Transcript, join_texts, parse_arguments
 from ._markers import record_markers
-from ._source import Document, ReadOptions, chat_record, chat_records, normalised
+from ._source import Document, ReadOptions
+from ._chat_records import chat_record, chat_records, normalised
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read"]
 

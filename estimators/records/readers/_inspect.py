@@ -53,7 +53,8 @@ from .._errors import InputError, shown
 from .._vocabulary import LABELS, normalise_label
 from ._chat import Transcript
 from ._openai import add_messages
-from ._source import ArchiveLimits, Document, ReadOptions, chat_record, loads, normalised, refuse_nested_id, show_size
+from ._source import ArchiveLimits, Document, ReadOptions, loads, show_size
+from ._chat_records import chat_record, normalised, refuse_nested_id
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "ZSTD_METHOD", "member_bytes"]
 

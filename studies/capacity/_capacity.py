@@ -45,18 +45,18 @@ from scipy.special import expit, logit
 
 from escalation.estimators.metric import LogisticQuality, capacity_outputs
 from escalation.estimators.stats import clustered_interval, erlang_c, mean_wait_minutes
-from ._engine import record_outputs, run_cells, step
-from ._figure_files import save_figure
-from ._performance import mean, share
-from ._report_files import write_reports
-from ._tables import write_table
+from .._engine import record_outputs, run_cells, step
+from .._figure_files import save_figure
+from .._constants import CAPACITY_SEED
+from .._performance import mean, share
+from .._report_files import write_reports
+from .._tables import write_table
+from .._templates import render
 
 __all__ = ["DEFAULT_SEED", "CAPACITY_SEED", "ASSISTANT", "QUEUE", "true_rates", "protection_curve",
            "simulate_measurements", "simulate_queue", "closed_form", "design_grid", "run_cell", "summarise",
            "report_markdown", "run_capacity_study"]
 
-#: The study's root seed (``--seed``); ``escalation.cli.commands.study_capacity`` repeats it (its help imports no numpy).
-CAPACITY_SEED = 20261202
 DEFAULT_SEED = CAPACITY_SEED
 
 #: The simulated assistants: score means on the logit scale, case spread, cases, replicas, the queue assumptions.
@@ -325,84 +325,31 @@ def _validation(queue: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _fmt(x, digits=3) -> str:
-    return "NaN" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+def _findings(best: pd.DataFrame, agree: pd.DataFrame, val: pd.DataFrame) -> dict:
+    """The values of the findings of a full run."""
+    u = best[best["inverted_u"].astype(bool)]
+    mono = best[~best["inverted_u"].astype(bool)]
+    return {"u": {"reviewers": [str(r) for r in u["reviewers"]], "rates": list(u["escalation_rate_star"]),
+                  "t_star": list(u["t_star"])} if len(u) else None,
+            "mono": [str(r) for r in mono["reviewers"]],
+            "picks_min": best["measured_picks_t_star"].min(), "picks_max": best["measured_picks_t_star"].max(),
+            "regret_max": best["regret"].max(), "spearman_min": agree["spearman_pi_protection"].min(),
+            "lost_max": agree["protection_lost_by_pi"].max(),
+            "lost_reviewers": int(agree.loc[agree["protection_lost_by_pi"].idxmax(), "reviewers"]),
+            "holds": int((~val["fails"].astype(bool)).sum()),
+            "holding_queues": sorted(set(val.loc[~val["fails"].astype(bool), "queue"])),
+            "fails": val[val["fails"].astype(bool)].to_dict(orient="records")}
 
 
 def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
-    """The text of ``report.md``, every number read from the tables; a smoke run states no finding."""
-    a, best, agree, val, rates = ASSISTANT, tables["best"], tables["agreement"], tables["validation"], tables["rates"]
-    lines = ["# Oversight capacity: study report\n",
-             f"Seed {facts['seed']}, {facts['datasets']} measured data sets of {a['cases']} cases x {a['replicas']} "
-             f"pairs per threshold sweep, {facts['thresholds']} thresholds; {len(val)} queue configurations "
-             "simulated with SimPy (design.csv, run.json).\n",
-             "**Assumptions** (not measurements): traffic {traffic:g} conversations an hour, ESC share {esc_share:g}, "
-             "{review_minutes:g} minutes a review, every escalation reaches a person (e_ESC = 1 - p_u, e_ACT = p_o), "
-             "the default logistic review quality g (max {g.maximum:g}, half at rho = {g.half:g}, slope {g.slope:g}); "
-             "assistants score cases as sigmoid(mu + u + e), mu_ESC = {mu_esc:g}, mu_ACT = {mu_act:g}, case sd "
-             "{case_sd:g}, and escalate when the score exceeds 1 - t.\n".format(g=LogisticQuality(), **a),
-             "## Best operating point per number of reviewers (best.csv)\n",
-             "| R | t* | escalation rate | rho at t* | protection at t* | at t=0 | at t=1 | inverted U | measured "
-             "argmax = t* | regret |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for _, b in best.iterrows():
-        lines.append(f"| {b['reviewers']} | {b['t_star']:.3f} | {b['escalation_rate_star']:.3f} | "
-                     f"{b['utilisation_star']:.2f} | {b['protection_star']:.3f} | {b['protection_t0']:.3f} | "
-                     f"{b['protection_t1']:.3f} | {'yes' if b['inverted_u'] else 'no'} | "
-                     f"{b['measured_picks_t_star']:.3f} ({b['measured_picks_t_star_mcse']:.3f}) | "
-                     f"{b['regret']:.4f} ({b['regret_mcse']:.4f}) |")
-    lines += ["", "MCSE in brackets; regret: the true protection lost by running at the measured argmax.\n",
-              "## pi against the protection (agreement.csv)\n",
-              "| R | Spearman over t | t* of protection | t* of pi | protection lost at pi's t* |",
-              "|---|---|---|---|---|"]
-    for _, g in agree.iterrows():
-        lines.append(f"| {int(g['reviewers'])} | {g['spearman_pi_protection']:.3f} | {g['t_star_protection']:.3f} | "
-                     f"{g['t_star_pi']:.3f} | {g['protection_lost_by_pi']:.4f} |")
-    lines += ["", "## The rates' intervals (rates.csv)\n"]
-    for _, r in rates.iterrows():
-        lines.append(f"- `{r['rate']}`: Wilson-Kish coverage {r['coverage']:.3f} (MCSE {r['coverage_mcse']:.3f}) over "
-                     f"{r['thresholds']} thresholds; lowest at one threshold {r['lowest_threshold_coverage']:.3f}.")
-    lines += ["", "## The closed forms against the event simulation (validation.csv)\n",
-              "Simulated minus closed form (Erlang C for the probability of waiting, Allen-Cunneen for the mean wait), "
-              "MCSE from independent replications; flagged where |difference| > 3 MCSE and the relative error "
-              "exceeds 10%.\n",
-              "| queue | R | rho | P(wait) sim | Erlang C | diff (MCSE) | wait sim | closed | rel. diff (MCSE) | "
-              "fails |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for _, v in val.iterrows():
-        lines.append(f"| {v['queue']} | {v['reviewers']} | {v['utilisation']:g} | {v['p_wait_sim']:.3f} | "
-                     f"{v['p_wait_closed']:.3f} | {v['p_wait_diff']:+.3f} ({v['p_wait_mcse']:.3f}) | "
-                     f"{v['mean_wait_sim']:.2f} | {v['mean_wait_closed']:.2f} | {100 * v['mean_wait_relative']:+.1f}% "
-                     f"({100 * v['mean_wait_mcse'] / v['mean_wait_closed']:.1f}%) | {'yes' if v['fails'] else 'no'} |")
-    if not facts["smoke"]:
-        lines += ["", "## Findings\n"]
-        u = best[best["inverted_u"].astype(bool)]
-        mono = best[~best["inverted_u"].astype(bool)]
-        if len(u):
-            lines.append(f"- The protection is an inverted U in the escalation rate for R = "
-                         f"{', '.join(str(r) for r in u['reviewers'])}: it peaks at escalation rate(s) "
-                         f"{', '.join(_fmt(x) for x in u['escalation_rate_star'])} (t* = "
-                         f"{', '.join(_fmt(x, 3) for x in u['t_star'])}) and falls as the reviewers saturate; "
-                         "escalating more than that makes the system less safe.")
-        if len(mono):
-            lines.append(f"- With R = {', '.join(str(r) for r in mono['reviewers'])} the reviewers absorb even "
-                         "escalating everything under these assumptions: the best threshold is at an end.")
-        lines.append(f"- The measured argmax is t* in {_fmt(best['measured_picks_t_star'].min())} to "
-                     f"{_fmt(best['measured_picks_t_star'].max())} of the data sets; the protection lost there is at "
-                     f"most {_fmt(best['regret'].max(), 4)} on average.")
-        lines.append(f"- pi and the protection rank the thresholds alike up to Spearman "
-                     f"{_fmt(agree['spearman_pi_protection'].min())} (lowest); choosing the threshold by pi loses up to "
-                     f"{_fmt(agree['protection_lost_by_pi'].max(), 4)} of protection (R = "
-                     f"{int(agree.loc[agree['protection_lost_by_pi'].idxmax(), 'reviewers'])}).")
-        fails = val[val["fails"].astype(bool)]
-        holds = val[~val["fails"].astype(bool)]
-        lines.append(f"- The closed forms hold within Monte Carlo error or 10% in {len(holds)} of {len(val)} "
-                     f"configurations ({', '.join(sorted(set(holds['queue'])))}); they fail in "
-                     + ("none" if fails.empty else "; ".join(
-                         f"{v['queue']} R={v['reviewers']} rho={v['utilisation']:g} (P(wait) {v['p_wait_diff']:+.3f}, "
-                         f"wait {100 * v['mean_wait_relative']:+.0f}%)" for _, v in fails.iterrows())) + ".")
-    lines += ["\n## Figures\n", "- protection: realised protection against the escalation rate, one line per R, "
-              "true and measured (band: 5th to 95th percentile over the data sets); validation: simulated minus "
-              "closed form, relative, with 2 MCSE bars (PNG and PDF)."]
-    return "\n".join(lines) + "\n"
+    """The text of ``report.md`` (the template ``capacity/report.md.j2``), every number read from the tables; a
+    smoke run states no finding."""
+    best, agree, val = tables["best"], tables["agreement"], tables["validation"]
+    records = lambda table: table.to_dict(orient="records")  # noqa: E731
+    return render("capacity/report.md.j2", seed=facts["seed"], datasets=facts["datasets"],
+                  thresholds=facts["thresholds"], a=ASSISTANT, g=LogisticQuality(), best=records(best),
+                  agree=records(agree), rates=records(tables["rates"]), val=records(val),
+                  find=None if facts["smoke"] else _findings(best, agree, val))
 
 
 def run_capacity_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,

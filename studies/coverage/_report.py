@@ -21,8 +21,9 @@ import pandas as pd
 
 from escalation.estimators.stats import INTERVAL_METHODS, RHO_BOUND_LEVEL
 from ._coverage import UNEQUAL_BOOTSTRAP_MAX_K
-from ._performance import binomial_mcse
-from ._tables import markdown_table
+from .._performance import binomial_mcse
+from .._tables import markdown_table
+from .._templates import render
 
 __all__ = ["summary_cells", "summary_by_method", "recommendation", "aggregate", "by_range", "misses", "validation",
            "report_markdown", "SMOKE_FINDINGS", "FLOOR", "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN",
@@ -249,43 +250,20 @@ def _sides(part: pd.DataFrame) -> str:
     return f"{toward.mean():.3f} towards the boundary / {away.mean():.3f} away"
 
 
-def _summary_markdown(summary: pd.DataFrame) -> str:
-    lines = [f"| method | cells | exact | mean coverage | lowest | share < {FLOOR:g} | miss below | miss above | "
-             "mean width | width / oracle |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for row in summary.to_dict(orient="records"):
-        lines.append(f"| {row['method']} | {row['cells']} | {row['exact_share']:.0%} | {row['mean_coverage']:.3f} | "
-                     f"{row['min_coverage']:.3f} | {row[f'share_below_{FLOOR:g}']:.3f} | {row['miss_low']:.4f} | "
-                     f"{row['miss_high']:.4f} | {row['mean_width']:.4f} | {row['relative_width']:.2f} |")
-    return "\n".join(lines)
-
-
-def _spread_markdown(cells: pd.DataFrame) -> str:
-    """Mean, lowest and share below the floor per method and size spread (m > 1 only)."""
+def _spreads(cells: pd.DataFrame) -> dict:
+    """The size spreads (cells with m > 1) and, per method and spread, the mean, lowest and share below the
+    floor of the coverage (None where the method has no such cell)."""
     clustered = cells[cells["replicas"] > 1]
     spreads = list(dict.fromkeys(clustered.sort_values("size_cv")["spread"]))
-    head = " | ".join(f"{s}: mean / lowest / < {FLOOR:g}" for s in spreads)
-    lines = [f"| method | {head} |", "|---|" + "---|" * len(spreads)]
+    rows = []
     for method in [m for m in _NAMES if m in set(clustered["method"])]:
         parts = []
         for spread in spreads:
             part = clustered[(clustered["method"] == method) & (clustered["spread"] == spread)]["summary_coverage"]
-            parts.append(f"{part.mean():.3f} / {part.min():.3f} / {(part < FLOOR).mean():.2f}" if len(part) else "-")
-        lines.append(f"| {method} | " + " | ".join(parts) + " |")
-    return "\n".join(lines)
-
-
-def _recommendation_markdown(advice: pd.DataFrame) -> str:
-    lines = ["| replicas | scenarios | cells | oracle mean / lowest | holds: narrowest | mean coverage | lowest | "
-             "mean width | width / oracle | also holds (width / oracle) | as good as the oracle: narrowest | "
-             "closest, when neither |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for row in advice.to_dict(orient="records"):
-        numbers = ("| - | - | - | - " if row["recommended"] == "none holds" else
-                   f"| {row['mean_coverage']:.3f} | {row['min_coverage']:.3f} | {row['mean_width']:.4f} | "
-                   f"{row['relative_width']:.2f} ")
-        lines.append(f"| {row['replicas']} | {row['scenarios']} | {row['cells']} | {row['oracle_mean']:.3f} / "
-                     f"{row['oracle_min']:.3f} | **{row['recommended']}** {numbers}| {row['also_hold'] or '-'} | "
-                     f"{row['as_good_as_oracle'] or '-'} | {row['closest'] or '-'} |")
-    return "\n".join(lines)
+            parts.append({"mean": part.mean(), "min": part.min(), "below": (part < FLOOR).mean()} if len(part)
+                         else None)
+        rows.append({"method": method, "parts": parts})
+    return {"names": spreads, "rows": rows}
 
 
 def _sizes_markdown(design: pd.DataFrame) -> str:
@@ -302,7 +280,8 @@ def _sizes_markdown(design: pd.DataFrame) -> str:
     return markdown_table(table).rstrip("\n")
 
 
-def _findings(cells: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+def _findings(cells: pd.DataFrame, table: pd.DataFrame) -> dict:
+    """The values of the findings (each summary of coverage a phrase of :func:`_stats`)."""
     by = {m: cells[cells["method"] == m] for m in _NAMES}
     top_rho, top_m = cells["rho"].max(), cells["replicas"].max()
     few = lambda d: d[d["scenarios"] < 10]  # noqa: E731
@@ -311,161 +290,68 @@ def _findings(cells: pd.DataFrame, table: pd.DataFrame) -> list[str]:
     rare = lambda d: d[np.minimum(d["p"], 1 - d["p"]) <= 0.02]  # noqa: E731
     equal, spread = (lambda d: d[(d["size_cv"] == 0) & (d["replicas"] > 1)]), (lambda d: d[d["size_cv"] > 0])
     oracle, paper = by[ORACLE], by["wilson-kish"]
-    findings = [
-        f"**Ignoring clustering fails.** Without clustering (rho = 0 or m = 1) the plain Wilson interval has "
-        f"{_stats(unclustered(by['wilson']))}; with rho = {top_rho:g} and m = {top_m}, "
-        f"{_stats(clustered(by['wilson']))}.",
-        f"**With the true rho and m_bar = sum n_j^2 / N the design effect holds on unequal sizes too.** Wilson-Kish "
-        f"with the true rho: equal sizes (m > 1) {_stats(equal(oracle))}; unequal sizes {_stats(spread(oracle))} "
-        "(exact in every cell). Its failures are those of the Wilson interval itself with few effective "
-        f"observations: with a true value within 0.02 of the boundary, {_stats(rare(oracle))}.",
-        f"**The paper's interval (rho estimated, 1 where undefined).** {_stats(paper)}; with K < 10 "
-        f"{_stats(few(paper))}; rare errors (within 0.02 of the boundary) {_stats(rare(paper))}; "
-        f"unequal sizes {_stats(spread(paper))}.",
-    ]
+
     def concentrated(d):
         return d[(np.minimum(d["p"], 1 - d["p"]) <= 0.02) & (d["rho"] >= 0.2) & (d["replicas"] > 1)
                  & (d["scenarios"] >= 100)]
 
+    values = {"top_rho": top_rho, "top_m": top_m, "wilson_unclustered": _stats(unclustered(by["wilson"])),
+              "wilson_clustered": _stats(clustered(by["wilson"])), "oracle_equal": _stats(equal(oracle)),
+              "oracle_spread": _stats(spread(oracle)), "oracle_rare": _stats(rare(oracle)), "paper": _stats(paper),
+              "paper_few": _stats(few(paper)), "paper_rare": _stats(rare(paper)),
+              "paper_spread": _stats(spread(paper)), "concentrated": [], "oracle_concentrated": None}
     if not concentrated(paper).empty:
-        sides = "; ".join(f"{m}: {_stats(concentrated(by[m]))}, misses {_sides(concentrated(by[m]))}"
-                          for m in ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-graubard"))
-        findings.append("**Rare errors concentrated in a few scenarios defeat every interval that reads rho from the "
-                        "data, even with 100 or 200 scenarios** (true value within 0.02 of the boundary, rho >= 0.2, "
-                        f"m > 1): {sides}; the oracle there: {_stats(concentrated(oracle))}. Most data sets then "
-                        "show too few scenarios with an error for the spread between scenarios to be measured, so "
-                        "the design effect read from the data is wrong in either direction.")
-    for method in ("wilson-kish-t", "wilson-kish-ucb", "korn-graubard"):
-        d = by[method]
-        findings.append(f"**{_NAMES[method]}.** {_stats(d)}; with K < 10 {_stats(few(d))}; mean width "
-                        f"{d['relative_width'].mean():.2f} times the oracle's.")
-    not_run = int(table[table["method"].isin(["bootstrap-percentile", "bootstrap-bca"])]["coverage"].isna().sum())
-    for method in ("bootstrap-percentile", "bootstrap-bca"):
-        d = by[method]
-        text = (f"**The {_NAMES[method]} needs many scenarios.** With K < 10 {_stats(few(d))}; with "
-                f"K >= 100 {_stats(d[d['scenarios'] >= 100])}.")
-        undefined = (1 - d["summary_coverage"] - d["summary_miss_low"] - d["summary_miss_high"]).clip(lower=0)
-        if undefined.max() > 0:
-            worst = d.loc[undefined.idxmax()]
-            text += (f" Its interval is undefined when every cluster has the same rate (common with rare errors): "
-                     f"in up to {undefined.max():.1%} of replications ({_cell(worst)}), counted as not covering.")
-        findings.append(text)
-    findings.append(f"**Not run.** The two bootstraps with unequal sizes and more than {UNEQUAL_BOOTSTRAP_MAX_K} "
-                    f"scenarios ({not_run // 2} cells each): there the package resamples every cluster directly, "
-                    "which the budget does not allow; every summary of a bootstrap is over the cells where it ran "
-                    "(the recommendation requires every cell of a group).")
-    sides = "; ".join(f"{m} {_sides(rare(by[m]))}" for m in _NAMES)
-    findings.append(f"**Misses near the boundary are one-sided.** With the true value within 0.02 of the boundary "
-                    f"the mean share of intervals wholly between the truth and the boundary / wholly on the other "
-                    f"side is: {sides} (nominal 0.025 each). A data set without an error gives the bootstraps the "
-                    "boundary itself as their interval; a Wilson-type interval misses away from the boundary when "
-                    "a few errors, clustered in one scenario, put its near end beyond the truth.")
-    return findings
+        values["concentrated"] = [{"method": m, "stats": _stats(concentrated(by[m])),
+                                   "sides": _sides(concentrated(by[m]))}
+                                  for m in ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-graubard")]
+        values["oracle_concentrated"] = _stats(concentrated(oracle))
+    values["alternatives"] = [{"name": _NAMES[m], "stats": _stats(by[m]), "few": _stats(few(by[m])),
+                               "relative_width": by[m]["relative_width"].mean()}
+                              for m in ("wilson-kish-t", "wilson-kish-ucb", "korn-graubard")]
+    values["bootstraps"] = [_bootstrap_finding(method, by[method], few) for method in BOOTSTRAPS]
+    not_run = int(table[table["method"].isin(BOOTSTRAPS)]["coverage"].isna().sum())
+    values["not_run_each"] = not_run // 2
+    values["rare_sides"] = [{"method": m, "sides": _sides(rare(by[m]))} for m in _NAMES]
+    return values
+
+
+BOOTSTRAPS = ("bootstrap-percentile", "bootstrap-bca")
+
+
+def _bootstrap_finding(method: str, d: pd.DataFrame, few) -> dict:
+    """A bootstrap's coverage with few and with many scenarios, and its largest share of undefined intervals."""
+    undefined = (1 - d["summary_coverage"] - d["summary_miss_low"] - d["summary_miss_high"]).clip(lower=0)
+    worst = d.loc[undefined.idxmax()] if undefined.max() > 0 else None
+    return {"name": _NAMES[method], "few": _stats(few(d)), "many": _stats(d[d["scenarios"] >= 100]),
+            "undefined": undefined.max() if worst is not None else None,
+            "worst_cell": _cell(worst) if worst is not None else None}
 
 
 def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.DataFrame, advice: pd.DataFrame,
                     seed: int, figures: list[str], confidence: float, n_resamples: int, design: pd.DataFrame,
                     smoke: bool) -> str:
-    """The text of ``report.md`` for the coverage table ``table`` (the rows of ``coverage.csv``) and its ``design``.
+    """The text of ``report.md`` for the coverage table ``table`` (the rows of ``coverage.csv``) and its ``design``:
+    the template ``coverage/report.md.j2`` filled with the values computed here.
 
     ``cells`` is :func:`summary_cells` of ``table``; ``summary`` and ``advice`` are the tables
     written beside the report, :func:`summary_by_method` and :func:`recommendation` of ``cells``.
     A ``smoke`` run's findings are :data:`SMOKE_FINDINGS`.
     """
     check = validation(table)
-    worst = check["worst"]
     nsim = int(design["nsim"].iloc[0])
     boot = sorted(set(design["nsim_bootstrap"]) - {0, nsim})
-    grid = {c: ", ".join(f"{v:g}" for v in sorted(design[c].unique())) for c in ("rho", "scenarios")}
-    truths = {e: ", ".join(f"{v:g}" for v in sorted(design.loc[design["estimand"] == e, "p"].unique()))
-              for e in design["estimand"].unique()}
+    listed = lambda values: "{" + ", ".join(f"{v:g}" for v in sorted(values)) + "}"  # noqa: E731
+    grid = {c: listed(design[c].unique()) for c in ("rho", "scenarios")}
+    truths = {e: listed(design.loc[design["estimand"] == e, "p"].unique()) for e in design["estimand"].unique()}
+    grid.update({e: truths.get(e, "{}") for e in ("p_u", "pi")})
     size_designs = ", ".join(f"(m = {m}, {_spread(cv)})" for m, cv in
                              sorted({(int(a), float(b)) for a, b in zip(design["replicas"], design["size_cv"])}))
-    text = [
-        "# Coverage study: the clustered intervals on the data users meet",
-        "",
-        f"Root seed {seed}; {nsim} replications per cell ({', '.join(map(str, boot)) or nsim} for the bootstraps with "
-        f"unequal sizes); {n_resamples} bootstrap resamples; {confidence:.0%} two-sided intervals; "
-        f"{len(design)} cells. Tables: `design.csv`, `coverage.csv` (one row per cell and method), `summary.csv`, "
-        "`recommendation.csv` (and `.md`); run facts: `run.json`. Replay any replication with "
-        "`studies._coverage.replay_replication(row_of_design_csv, seed=SEED, replication=R)`.",
-        "",
-        "## Design (ADEMP)",
-        "",
-        "- **Aims.** Find where each interval of `--interval` holds 95% and where it fails, on scenarios of unequal "
-        "size, with rare errors and with 3 to 200 scenarios, against two oracles.",
-        "- **Data-generating mechanisms.** The plain beta-binomial model, not the synthetic world. Scenario j has "
-        "n_j conversations: K of m (equal sizes), or the (j - 1/2)/K quantiles of a gamma law of mean m and "
-        "coefficient of variation cv, rounded and at least 1 (fixed per cell, table below). For `p_u` scenario j "
-        "draws q_j ~ Beta with mean p and intra-scenario correlation rho, and its errors are Binomial(n_j, q_j). "
-        "For `pi` case j has an ESC and an ACT scenario of n_j replicas each; q_u and q_o are drawn independently "
-        "(Beta, mean a = 1 - sqrt(pi), correlation rho), and replica r of both forms a pair with outcome "
-        "(1 - u)(1 - o) of mean pi; the n_j pairs of a case are its cluster. The pair outcomes of a case are "
-        "correlated through q_u and q_o (`rho_outcome` in `design.csv`, below rho). "
-        f"Grid, fully crossed: true p_u in {{{truths.get('p_u', '')}}}, true pi in {{{truths.get('pi', '')}}}, "
-        f"rho in {{{grid['rho']}}}, K in {{{grid['scenarios']}}}, sizes {size_designs}; with m = 1 only rho = 0 (the "
-        "data do not depend on rho when every scenario has one conversation).",
-        "- **Estimands.** `p_u` and `pi`; the column `p` is the true value of the estimand.",
-        "- **Methods.** `wilson` (rho fixed at 0: ignores clustering) and `wilson-kish-true-rho` (rho fixed at the "
-        "true correlation of the outcome), two oracles; `wilson-kish` (SPEC section 5: ANOVA rho truncated to "
-        "[0, 1], 1 where undefined, m_bar = sum n_j^2 / N), `wilson-kish-t`, "
-        f"`wilson-kish-ucb` (one-sided {RHO_BOUND_LEVEL:g} upper bound of rho), `korn-graubard`, "
-        "`bootstrap-percentile` and `bootstrap-bca` (scenarios, or cases for pi, resampled; both read off one "
-        "bootstrap distribution per data set), as `escalation.estimators.stats.clustered_interval` computes them.",
-        "- **Performance measures.** Coverage with its Monte Carlo standard error sqrt(c(1 - c)/nsim); misses below "
-        "(`miss_low`: the interval lies wholly below the truth) and above (`miss_high`) separately; mean width over "
-        "the replications where the interval is defined. An undefined interval (BCa without variation between "
-        "clusters) counts as not covering and as neither miss. Exact coverage, misses and width (enumeration, no "
-        "Monte Carlo error) for every Wilson-type method with equal sizes, and for the two oracles (rho fixed) with "
-        "unequal sizes; the other cells are Monte Carlo only. **Every summary below uses the exact value where it "
-        "exists**, the Monte Carlo one elsewhere.",
-        "",
-        "### Scenario sizes of the unequal cells",
-        "",
-        _sizes_markdown(design),
-        "",
-        "## Validation",
-        "",
-        f"Where both exist, the Monte Carlo coverage lies within 3 MCSE of the exact one (MCSE from the exact value) "
-        f"in {check['within_3']} of {check['comparisons']} distinct comparisons (about "
-        f"{check['expected_outside']:.1f} are expected outside by chance); the z scores have mean "
-        f"{check['mean_z']:.2f} and standard deviation {check['sd_z']:.2f} (0 and 1 if the simulation, the "
-        f"intervals and the enumeration agree); the largest is {worst['z']:.2f} ({worst['method']}, {_cell(worst)}).",
-        "",
-        "## Findings",
-        "",
-        *([SMOKE_FINDINGS] if smoke else [f"{i}. {f}" for i, f in enumerate(_findings(cells, table), start=1)]),
-        "",
-        "## Summary by method",
-        "",
-        f"Over every cell where the method was evaluated, both estimands; exact where computable (column `exact`: "
-        f"share of such cells). `share < {FLOOR:g}`: share of cells with coverage below {FLOOR:g}; misses: mean "
-        "shares of intervals wholly below / above the truth; width / oracle: mean over cells of the width relative "
-        "to Wilson-Kish with the true rho.",
-        "",
-        _summary_markdown(summary),
-        "",
-        "By spread of the scenario sizes (cells with m > 1):",
-        "",
-        _spread_markdown(cells),
-        "",
-        "## Recommendation",
-        "",
-        f"An interval **holds** 95% in a group of cells when it was evaluated in every cell of the group, its mean "
-        f"coverage is at least {MEAN_LEVEL:g} and no cell lies below {FLOOR:g} by more than {TOLERANCE_MCSE:g} MCSE "
-        f"(0 for an exact value). The recommended interval is the narrowest that holds (width relative to the "
-        "true-rho oracle, averaged over the group's cells); both estimands, every true value, rho and size "
-        "spread of the group. The oracles are not candidates. Even the true-rho oracle dips below "
-        f"{FLOOR:g} where the Wilson interval itself does (rare errors, few effective observations: its "
-        "discreteness, which no design effect repairs), so a second column names the narrowest interval **as good "
-        f"as the oracle**: the same test with each cell's floor lowered to the oracle's coverage minus "
-        f"{ORACLE_MARGIN:g}, and the mean to the oracle's mean minus {ORACLE_MARGIN / 2:g}.",
-        "",
-        _recommendation_markdown(advice),
-        "",
-        "## Figures",
-        "",
-        *[f"- `{name}` (and PDF)" for name in figures],
-        "",
-    ]
-    return "\n".join(text)
+    return render(
+        "coverage/report.md.j2", seed=seed, nsim=nsim, boot=", ".join(map(str, boot)) or nsim,
+        n_resamples=n_resamples, confidence=confidence, cells=len(design), grid=grid, size_designs=size_designs,
+        sizes=_sizes_markdown(design), check=check, worst_cell=_cell(check["worst"]), smoke=smoke,
+        SMOKE_FINDINGS=SMOKE_FINDINGS, find=None if smoke else _findings(cells, table),
+        UNEQUAL_BOOTSTRAP_MAX_K=UNEQUAL_BOOTSTRAP_MAX_K, summary=summary.to_dict(orient="records"),
+        share_below=f"share_below_{FLOOR:g}", spreads=_spreads(cells), advice=advice.to_dict(orient="records"),
+        figures=figures, FLOOR=FLOOR, MEAN_LEVEL=MEAN_LEVEL, TOLERANCE_MCSE=TOLERANCE_MCSE,
+        ORACLE_MARGIN=ORACLE_MARGIN, RHO_BOUND_LEVEL=RHO_BOUND_LEVEL)

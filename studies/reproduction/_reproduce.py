@@ -37,14 +37,14 @@ from escalation import __version__
 from escalation.estimators.metric import PhraseJudge, load_conformance_set, score_records, summarise
 from escalation.estimators.records import Records
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
-from ._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
-from ._engine import record_outputs, run_cells, step
-from ._figure_files import save_figure
-from ._mutants import catching_cases
-from ._performance import binomial_mcse
-from ._report_files import write_reports
-from ._tables import markdown_table, write_table
-from ._templates import render
+from .._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
+from .._engine import record_outputs, run_cells, step
+from .._figure_files import save_figure
+from .._mutants import catching_cases
+from .._performance import binomial_mcse
+from .._report_files import write_reports
+from .._tables import markdown_table, write_table
+from .._templates import render
 
 __all__ = ["DEFAULT_SEED", "PAPER_CASES", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CHUNK_CASES",
            "PAPER_PROFILES", "PAPER_TABLE", "PAPER_RECORD_VS_TEXT", "PAPER_WORKED_EXAMPLE", "TOLERANCE",
@@ -329,7 +329,7 @@ def _multiple_of_88(x: float) -> str:
 
 
 def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
-    """The text of ``report.md``: one short paragraph per table and figure (``templates/reproduce.md.j2``),
+    """The text of ``report.md``: one short paragraph per table and figure (``report.md.j2`` beside it),
     every number read from the tables."""
     rates = tables["rates"].set_index(["profile", "metric"])
     rvt = tables["record_vs_text"].set_index("profile")
@@ -340,7 +340,7 @@ def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
     worked = {"marked": we.loc["get_order marked read-only"], "unmarked": we.loc["get_order unmarked"]}
     checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
     return render(
-        "reproduce.md.j2", facts=facts, PAPER_CASES=PAPER_CASES, TOLERANCE=TOLERANCE, PAPER_TABLE=PAPER_TABLE,
+        "reproduction/report.md.j2", facts=facts, PAPER_CASES=PAPER_CASES, TOLERANCE=TOLERANCE, PAPER_TABLE=PAPER_TABLE,
         PAPER_RECORD_VS_TEXT=PAPER_RECORD_VS_TEXT, PROFILES=PROFILES,
         ee="escalates_everything", inv="invents_actions", nev="never_escalates",
         section=lambda name: f"Table `{name}.csv`: {TABLE_TITLES[name]}.\n\n" + markdown_table(tables[name]),

@@ -14,10 +14,10 @@ import pandas as pd
 from escalation.estimators.judges import (CALIBRATION_METHODS, TurnProbabilities, calibration_bias, cross_fit,
     expected_calibration_error, fit_calibration, reliability_table, turn_questions)
 from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
-from ._judges_common import TAU, fmt, int_seed, wide
-from ._performance import mean
+from ._common import TAU, int_seed, wide
+from .._performance import mean
 
-__all__ = ["FOLDS", "PAIRS", "TEST_PAIRS", "TITLES", "design_rows", "cell", "tables", "report_lines"]
+__all__ = ["FOLDS", "PAIRS", "TEST_PAIRS", "TITLES", "design_rows", "cell", "tables", "report_values"]
 
 FOLDS = 5
 LANGUAGES = ("en", "es")
@@ -166,49 +166,43 @@ def tables(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def _from_on(holds: pd.Series) -> str:
-    """``from N pairs on``: the smallest N from which ``holds`` is true at every larger size too."""
+def _from_on(holds: pd.Series) -> dict:
+    """Where ``holds`` starts to hold for good: ``first``, the smallest N from which it is true at every
+    larger size too (None when it fails at ``largest``, the largest size)."""
     if not holds.iloc[-1]:
-        return f"not at {holds.index[-1]} pairs, the largest size"
+        return {"first": None, "largest": holds.index[-1]}
     failing = holds.index[~holds.to_numpy(bool)]
     first = holds.index[holds.index > failing.max()].min() if len(failing) else holds.index.min()
-    return f"from {first} pairs on"
+    return {"first": first, "largest": holds.index[-1]}
 
 
-def report_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """The report's section on calibration, every number read from the tables."""
+def _fitted_values(part: pd.DataFrame, raw: pd.DataFrame, method: str, most) -> dict:
+    """One fitted map of one language: its ECE by pairs, its bias at ``most`` pairs and where it beats the raw judge."""
+    fitted = part[part["method"] == method].set_index("pairs")
+    gap = fitted["ece"] - raw.loc[fitted.index, "ece"]
+    noise = 2 * np.hypot(fitted["ece_mcse"], raw.loc[fitted.index, "ece_mcse"])
+    return {"method": method, "curve": list(fitted["ece"].items()), "bias": fitted.loc[most, "bias"],
+            "bias_mcse": fitted.loc[most, "bias_mcse"], "below": _from_on(gap < -noise),
+            "not_above": _from_on(gap <= noise)}
+
+
+def report_values(tables: dict[str, pd.DataFrame]) -> dict:
+    """The numbers of the report's section on calibration (``judges/report.md.j2``), read from the tables."""
     detail = tables["calibration_detail"]
-    lines = ["## Calibration per language (calibration.csv, calibration_detail.csv)\n",
-             f"A map is fitted on the labelled pairs of a data set and measured on {2 * TEST_PAIRS} fresh "
-             f"conversations of the same language (ECE over 10 bins, bias = mean p - mean label). On that many "
-             f"conversations even a calibrated judge measures an ECE above 0 (its noise floor).\n"]
     most = detail["pairs"].max()
+    languages = []
     for language, part in detail.groupby("language", sort=False):
         raw = part[part["method"] == "raw"].set_index("pairs")
-        lines.append(f"- `{language}`, raw judge: ECE {fmt(raw['ece'].mean())}, bias {fmt(raw['bias'].mean(), 4)} "
-                     f"(mean over the pair sizes; it does not depend on them).")
-        for method in ("platt", "isotonic"):
-            fitted = part[part["method"] == method].set_index("pairs")
-            gap = fitted["ece"] - raw.loc[fitted.index, "ece"]
-            noise = 2 * np.hypot(fitted["ece_mcse"], raw.loc[fitted.index, "ece_mcse"])
-            curve = ", ".join(f"{n}: {fmt(v)}" for n, v in fitted["ece"].items())
-            lines.append(f"  - {method}: ECE by pairs {curve}; bias at {most} pairs "
-                         f"{fmt(fitted.loc[most, 'bias'], 4)} (MCSE {fmt(fitted.loc[most, 'bias_mcse'], 4)}); "
-                         f"below the raw ECE by more than 2 MCSE: {_from_on(gap < -noise)}; not above it by more "
-                         f"than 2 MCSE: {_from_on(gap <= noise)}.")
+        languages.append({"language": language, "ece": raw["ece"].mean(), "bias": raw["bias"].mean(),
+                          "methods": [_fitted_values(part, raw, method, most) for method in ("platt", "isotonic")]})
     small = detail[detail["pairs"] == detail["pairs"].min()]
-    crossfit_bias = detail.loc[detail["method"] != "raw", "bias_crossfit"].abs().max()
-    over = small["ece_crossfit"].min() > small["ece"].max()  # the conclusion only where the numbers show it
-    lines.append(f"\nCross-fitted on the labelled pairs themselves (5 folds by case), the bias is near 0 by "
-                 f"construction (largest |bias| of a fitted map {fmt(crossfit_bias, 4)}), and at "
-                 f"{int(small['pairs'].iloc[0])} pairs the cross-fitted ECE ({fmt(small['ece_crossfit'].min())} to "
-                 f"{fmt(small['ece_crossfit'].max())}) {'over-states' if over else 'is to be compared with'} the "
-                 f"fresh one ({fmt(small['ece'].min())} to {fmt(small['ece'].max())})"
-                 + (": a few labelled pairs cannot measure a calibration." if over else "."))
-    lines.append("\nObligation turn (first turn with p_t >= 0.5, maps cross-fitted) at the largest sample: share of "
-                 "ESC conversations whose turn is wrong (or missing) / share of ACT conversations given one:")
-    for (language, method), part in detail[detail["pairs"] == most].groupby(["language", "method"], sort=False):
-        row = part.iloc[0]
-        lines.append(f"- `{language}` {method}: {fmt(row['obligation_esc_error'])} / "
-                     f"{fmt(row['obligation_act_false'])}")
-    return lines
+    obligation = [{"language": language, "method": method, **part.iloc[0].to_dict()}
+                  for (language, method), part in detail[detail["pairs"] == most].groupby(["language", "method"],
+                                                                                           sort=False)]
+    return {"test_conversations": 2 * TEST_PAIRS, "most": most, "languages": languages,
+            "crossfit_bias": detail.loc[detail["method"] != "raw", "bias_crossfit"].abs().max(),
+            "small_pairs": int(small["pairs"].iloc[0]),
+            "small_crossfit": (small["ece_crossfit"].min(), small["ece_crossfit"].max()),
+            "small_fresh": (small["ece"].min(), small["ece"].max()),
+            # the conclusion only where the numbers show it
+            "over": small["ece_crossfit"].min() > small["ece"].max(), "obligation": obligation}

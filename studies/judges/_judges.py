@@ -1,8 +1,8 @@
 """The judges study (``escalation study judges``): how far to trust a judge, and a measurement without full marks.
 
 One design grid of five parts, each in its own module, run by one engine call (cell ``i`` gets
-child ``i`` of the root seed): :mod:`._judges_calibration`, :mod:`._judges_doubt`,
-:mod:`._without_record` (mode B), :mod:`._read_only` and :mod:`._judges_causes`. Each part gives
+child ``i`` of the root seed): :mod:`._calibration`, :mod:`._doubt`,
+:mod:`._without_record` (mode B), :mod:`._read_only` and :mod:`._causes`. Each part gives
 its design rows, its cell function, its tables and its section of ``report.md``.
 
 ADEMP (Morris, White & Crowther 2019):
@@ -35,19 +35,20 @@ import numpy as np
 import pandas as pd
 
 from escalation.simulate import JUDGE_CALIBRATION
-from . import _judges_calibration, _judges_causes, _judges_doubt, _read_only, _without_record
-from ._constants import JUDGES_SEED as DEFAULT_SEED
-from ._engine import record_outputs, run_cells, step
-from ._figure_files import save_figure
-from ._report_files import write_reports
-from ._tables import write_table
+from . import _calibration, _causes, _doubt, _read_only, _without_record
+from .._constants import JUDGES_SEED as DEFAULT_SEED
+from .._engine import record_outputs, run_cells, step
+from .._figure_files import save_figure
+from .._report_files import write_reports
+from .._tables import write_table
+from .._templates import render
 
 __all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "report_markdown",
            "run_judges_study"]
 
 #: The parts of the study, in design and report order, by the name in the ``part`` column.
-PARTS = {"calibration": _judges_calibration, "doubt": _judges_doubt, "mode_b": _without_record,
-         "read_only": _read_only, "causes": _judges_causes}
+PARTS = {"calibration": _calibration, "doubt": _doubt, "mode_b": _without_record,
+         "read_only": _read_only, "causes": _causes}
 TITLES = {name: title for part in PARTS.values() for name, title in part.TITLES.items()}
 
 
@@ -82,21 +83,12 @@ def summarise(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
-    """The text of ``report.md``: the findings in sentences, every number read from the tables."""
+    """The text of ``report.md`` (the template ``judges/report.md.j2``): the findings in sentences, every
+    number read from the tables by each part's ``report_values``."""
     languages = tables["calibration_detail"]["language"].unique()
-    curves = ", ".join(f"`{lang}` {JUDGE_CALIBRATION[lang]}" for lang in languages if lang in JUDGE_CALIBRATION)
-    lines = ["# Judges and the calibration study: report\n",
-             f"Seed {facts['seed']}, {facts['nsim']} data sets per calibration, mode B and read-only cell; one "
-             f"sample per doubt and cause cell (design.csv, run.json). The per-turn "
-             f"judge sees only the instructions and the user's messages; its probabilities never change u, o "
-             f"or pi. The simulated judge's calibration curves (logit shift, slope): {curves}; (0, 1) is "
-             f"calibrated by construction.\n"]
-    for part in PARTS.values():
-        lines += part.report_lines(tables)
-    lines += ["\n## Figures\n", "- reliability: reliability diagram per language; calibration_bias: bias and ECE "
-              "against pairs per language; mode_b: without-record and corrected bias against the fake-escalation "
-              "rate (PNG and PDF)."]
-    return "\n".join(lines) + "\n"
+    curves = [(lang, JUDGE_CALIBRATION[lang]) for lang in languages if lang in JUDGE_CALIBRATION]
+    return render("judges/report.md.j2", seed=facts["seed"], nsim=facts["nsim"], curves=curves,
+                  **{name: part.report_values(tables) for name, part in PARTS.items()})
 
 
 def run_judges_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, nsim: int | None = None,

@@ -17,11 +17,11 @@ import pandas as pd
 from escalation.estimators.metric import PhraseJudge, score_records
 from escalation.estimators.judges import predictive_value_correction, rogan_gladen
 from escalation.simulate import PROFILES, expected_rates, simulate
-from ._judges_common import esc_records, fmt, int_seed, wide
-from ._performance import interval_rows, mean
+from ._common import esc_records, int_seed, wide
+from .._performance import interval_rows, mean
 
 __all__ = ["FAKE_RATES", "VALIDATION_SIZES", "MAIN_VALIDATION", "MODE_B_CASES", "TITLES", "design_rows",
-           "mode_b_profile", "cell", "tables", "report_lines"]
+           "mode_b_profile", "cell", "tables", "report_values"]
 
 FAKE_RATES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4)
 #: Validation subsamples with the record (mode B); ``mode_b.csv`` uses the middle one.
@@ -119,17 +119,12 @@ def tables(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def report_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """The report's section on observation without a record, every number read from the tables."""
-    lines = ["\n## Observation without a record (mode_b.csv, mode_b_methods.csv)\n"]
-    for _, row in tables["mode_b"].iterrows():
-        lines.append(f"- fake-escalation rate {row['fake_rate']:g}: truth {fmt(row['truth'])}, without a record "
-                     f"{fmt(row['without_record'])}, corrected ({MAIN_VALIDATION} conversations with the record) "
-                     f"{fmt(row['corrected'])}, coverage {fmt(row['corrected_coverage'])}.")
-    methods = tables["mode_b_methods"]
-    for (method, size), part in methods.groupby(["method", "validation"], sort=False):
-        worst = part.loc[part["bias"].abs().idxmax()]
-        lines.append(f"- {method}, {size} with the record: largest |bias| {fmt(abs(worst['bias']), 4)} (MCSE "
-                     f"{fmt(worst['bias_mcse'], 4)}), coverage {fmt(part['coverage'].min())} to "
-                     f"{fmt(part['coverage'].max())}.")
-    return lines
+def report_values(tables: dict[str, pd.DataFrame]) -> dict:
+    """The numbers of the report's section on observation without a record (``judges/report.md.j2``)."""
+    worst = []
+    for (method, size), part in tables["mode_b_methods"].groupby(["method", "validation"], sort=False):
+        row = part.loc[part["bias"].abs().idxmax()]
+        worst.append({"method": method, "size": size, "bias": abs(row["bias"]), "bias_mcse": row["bias_mcse"],
+                      "coverage_min": part["coverage"].min(), "coverage_max": part["coverage"].max()})
+    return {"rows": [row for _, row in tables["mode_b"].iterrows()], "main_validation": MAIN_VALIDATION,
+            "worst": worst}

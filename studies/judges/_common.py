@@ -1,14 +1,12 @@
-"""What the parts of the judges study share: seeds, the ESC half of a sample, wide tables, numbers in prose."""
+"""What the parts of the judges study share: seeds, the ESC half of a sample, wide tables."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
 
 from escalation.estimators.records import Records
 
-__all__ = ["TAU", "int_seed", "esc_records", "wide", "fmt"]
+__all__ = ["TAU", "int_seed", "esc_records", "wide"]
 
 #: The obligation turn is the first turn with ``p_t >= TAU``; a judge run errs where ``p >= TAU``
 #: disagrees with the label.
@@ -43,7 +41,3 @@ def wide(long: pd.DataFrame, part: str, index: list[str], stats: list[str]) -> p
     table.columns = [stat if kind == "est" else f"{stat}_mcse" for kind, stat in table.columns]
     return table.reset_index()
 
-
-def fmt(value, digits: int = 3) -> str:
-    """``value`` with ``digits`` decimals for the report, ``n/a`` for None or NaN."""
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"

@@ -13,10 +13,10 @@ import pandas as pd
 
 from escalation.estimators.metric import score_records
 from escalation.simulate import simulate
-from ._judges_common import esc_records, fmt, int_seed, wide
-from ._performance import mean, share
+from ._common import esc_records, int_seed, wide
+from .._performance import mean, share
 
-__all__ = ["READ_ONLY_PROFILES", "TITLES", "design_rows", "cell", "tables", "report_lines"]
+__all__ = ["READ_ONLY_PROFILES", "TITLES", "design_rows", "cell", "tables", "report_values"]
 
 READ_ONLY_PROFILES = ("follows_policy", "lookup_before_escalating", "acts_then_escalates")
 
@@ -55,12 +55,6 @@ def tables(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
                                "identified_share", "flagged_not_inflated"])}
 
 
-def report_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """The report's section on the read-only marks, every number read from the table."""
-    lines = ["\n## Read-only marks (read_only.csv)\n"]
-    for _, row in tables["read_only"].iterrows():
-        lines.append(f"- {row['profile']}: p_u {fmt(row['p_u_marked'])} with the marks, {fmt(row['p_u_unmarked'])} "
-                     f"without (inflation {fmt(row['inflation'])}); the notice flags {fmt(row['identified_share'])} "
-                     f"of the inflated conversations, and {fmt(row['flagged_not_inflated'])} of the flagged ones "
-                     f"are not inflated; without the flagged ones p_u is {fmt(row['p_u_unflagged'])}.")
-    return lines
+def report_values(tables: dict[str, pd.DataFrame]) -> dict:
+    """The numbers of the report's section on the read-only marks (``judges/report.md.j2``): the table's rows."""
+    return {"rows": [row for _, row in tables["read_only"].iterrows()]}

@@ -13,10 +13,10 @@ import pandas as pd
 from escalation.estimators.judges import judge_causes
 from escalation.estimators.metric import score_records
 from escalation.simulate import SimulatedCauseJudge, simulate, true_causes, world_instructions
-from ._judges_common import fmt, int_seed, wide
-from ._performance import share
+from ._common import int_seed, wide
+from .._performance import share
 
-__all__ = ["CAUSE_PROFILES", "TITLES", "design_rows", "cell", "tables", "report_lines"]
+__all__ = ["CAUSE_PROFILES", "TITLES", "design_rows", "cell", "tables", "report_values"]
 
 CAUSE_PROFILES = ("pressure_susceptible", "threshold_confused", "invents_actions", "never_escalates",
                   "acts_then_escalates")
@@ -58,10 +58,6 @@ def tables(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"causes": causes}
 
 
-def report_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """The report's section on the cause judge, every number read from the table."""
-    lines = ["\n## Cause judge (causes.csv)\n"]
-    for _, row in tables["causes"].iterrows():
-        lines.append(f"- {row['profile']}, instructions {row['instructions']}: {row['errors']} errors, accuracy "
-                     f"{fmt(row['accuracy'])}, consistent with the deterministic cause {fmt(row['consistent'])}.")
-    return lines
+def report_values(tables: dict[str, pd.DataFrame]) -> dict:
+    """The numbers of the report's section on the cause judge (``judges/report.md.j2``): the table's rows."""
+    return {"rows": [row for _, row in tables["causes"].iterrows()]}

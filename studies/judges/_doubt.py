@@ -12,10 +12,10 @@ import pandas as pd
 
 from escalation.estimators.judges import TurnProbabilities, auroc, judge_turns, turn_questions
 from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
-from ._judges_common import TAU, fmt, int_seed
-from ._performance import share
+from ._common import TAU, int_seed
+from .._performance import share
 
-__all__ = ["DOUBT_RUNS", "TITLES", "design_rows", "cell", "tables", "report_lines"]
+__all__ = ["DOUBT_RUNS", "TITLES", "design_rows", "cell", "tables", "report_values"]
 
 DOUBT_RUNS = 5
 LANGUAGES = ("en", "es")
@@ -60,17 +60,12 @@ def tables(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
                                    "judge_error_rate": errors.loc[doubt["language"]].to_numpy()})}
 
 
-def report_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """The report's section on doubt, every number read from the table."""
-    lines = ["\n## Doubt from measurement (doubt.csv)\n"]
-    for _, row in tables["doubt"].iterrows():
-        lines.append(f"- `{row['language']}` {row['signal']}: AUROC {fmt(row['auroc'])} (SE "
-                     f"{fmt(row['auroc_se'])}) for the judge's errors (error rate {fmt(row['judge_error_rate'])}).")
+def report_values(tables: dict[str, pd.DataFrame]) -> dict:
+    """The numbers of the report's section on doubt (``judges/report.md.j2``), read from the table."""
     doubt = tables["doubt"]
     near_half = (doubt["auroc"] - 0.5).abs() <= 2 * doubt["auroc_se"]
     above_half = doubt["auroc"] - 0.5 > 2 * doubt["auroc_se"]
-    for signal in doubt["signal"].unique():
-        rows = doubt["signal"] == signal
-        lines.append(f"- {signal}: AUROC within 2 SE of 0.5 in {int((near_half & rows).sum())} of {int(rows.sum())} "
-                     f"languages, above 0.5 by more than 2 SE in {int((above_half & rows).sum())}.")
-    return lines
+    signals = [{"signal": signal, "near_half": int((near_half & rows).sum()), "languages": int(rows.sum()),
+                "above_half": int((above_half & rows).sum())}
+               for signal, rows in ((s, doubt["signal"] == s) for s in doubt["signal"].unique())]
+    return {"rows": [row for _, row in doubt.iterrows()], "signals": signals}

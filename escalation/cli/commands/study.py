@@ -1,0 +1,227 @@
+"""``escalation study NAME``: every Monte Carlo study, registered from one table (:data:`STUDIES`).
+
+A row of the table names the study's run function in :mod:`escalation.studies` (imported when the
+command runs, so ``--help`` imports no numerical library), its help, what ``--out`` receives, what
+``--smoke`` runs, what ``--nsim`` defaults to and its least value, its root seed (from
+:mod:`escalation.studies._constants`, the one copy) and the summary line it prints. The options every
+study shares come from :mod:`._study_options`; one function, :func:`_command`, builds each command.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+
+from escalation.cli.commands._console import console
+from escalation.cli.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
+                                                    n_jobs_option, nsim_option, out_option, scheduler_option,
+                                                    seed_option, study_arguments)
+from escalation.estimators.records import InputError
+from escalation.studies import (CAPACITY_SEED, COVERAGE_METHODS, COVERAGE_SEED, DIFFERENCES_SEED, JUDGES_SEED,
+                                SAMPLE_SIZE_SEED)
+
+__all__ = ["Study", "STUDIES", "run_study", "register"]
+
+
+@dataclass(frozen=True)
+class Study:
+    """One ``escalation study NAME`` command."""
+
+    name: str
+    #: The run function's name in :mod:`escalation.studies`.
+    run: str
+    short_help: str
+    #: The command's help; its last paragraph an example line.
+    help: str
+    #: What ``--out DIR`` receives.
+    outputs: str
+    #: What ``--smoke`` runs.
+    smoke: str
+    #: ``--nsim``: what it defaults to (help), and its least value.
+    nsim: str
+    least_nsim: int
+    seed: int
+    #: ``unit`` of ``--seed``: every one gets its own child seed.
+    seed_unit: str
+    #: The line printed at the end: ``summary(tables, out, seconds)``.
+    summary: Callable[[object, Path, float], str]
+    #: Old names of the command (hidden, with a notice) and the old name of ``--nsim`` (hidden, with a notice).
+    old_names: tuple[str, ...] = ()
+    old_nsim: Optional[str] = None
+    extra: dict = field(default_factory=dict)
+
+
+def _findings(out: Path) -> str:
+    return f"findings in {out / 'report.md'} and {out / 'report.html'}"
+
+
+STUDIES = (
+    Study(
+        name="coverage", run="run_coverage_study", short_help="Coverage of every --interval, and which to choose.",
+        help="""Coverage of every interval of --interval and two oracles on scenarios of equal and unequal size,
+        with exact coverage wherever it can be computed, and which interval to choose for how many scenarios
+        and replicas (ADEMP write-up in DIR/report.md; DIR/report.html shows it with its figures and tables).
+
+        Example: escalation study coverage --out results/coverage --smoke --n-jobs 2
+        """,
+        outputs="design.csv, coverage.csv, the summary tables, run.json, figures, report.md and report.html",
+        smoke="A small grid (40 cells) and 200 data sets per cell (about 20 seconds).",
+        nsim="default 2000; 200 with --smoke; at least 1; the bootstraps use at most 500 with unequal sizes",
+        least_nsim=1, seed=COVERAGE_SEED, seed_unit="cell",
+        summary=lambda table, out, seconds: (
+            f"coverage study: {len(table) // len(COVERAGE_METHODS)} cells x {len(COVERAGE_METHODS)} methods -> "
+            f"{out / 'coverage.csv'}; {_findings(out)}")),
+    Study(
+        name="sample-size", run="run_sample_size_study", short_help="Every plan of escalation plan, simulated.",
+        help="""Plans of scenarios and replicas, simulated: half-width and coverage of each interval plan (equal
+        and unequal scenario sizes), size and power of every test the planner plans for (z and t), K over
+        (p, rho), against replicas with the floor and against the spread of the sizes (findings in
+        DIR/report.md).
+
+        Example: escalation study sample-size --out results/sample-size --smoke
+        """,
+        outputs="design.csv, run.json, the tables (CSV and Markdown), figures, report.md and report.html",
+        smoke="Thirteen plans and tests, 200 data sets each (800 per size cell; seconds).",
+        nsim="default 4000; 200 with --smoke; at least 2; four times that per size cell",
+        least_nsim=2, seed=SAMPLE_SIZE_SEED, seed_unit="plan",
+        summary=lambda tables, out, seconds: (
+            f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
+            f"{seconds:.1f} s -> {out}; {_findings(out)}")),
+    Study(
+        name="judges", run="run_judges_study", short_help="The judges per language, and mode B against the truth.",
+        help="""The per-turn judge calibrated per language (Platt, isotonic; ECE, bias, pairs needed), doubt
+        measured by runs and paraphrases, the cause judge, under-escalation without a record against
+        the truth with its correction, and the read-only notice (findings in DIR/report.md, with the figures
+        and tables in DIR/report.html).
+
+        Example: escalation study judges --out results/judges --smoke --nsim 4
+        """,
+        outputs="design.csv, run.json, results.csv, the tables (calibration.csv, mode_b.csv, ... as CSV and "
+                "Markdown), figures, report.md and report.html",
+        smoke="Two pair sizes, two fake-escalation rates and 20 data sets per cell (seconds).",
+        nsim="default 200; 20 with --smoke; at least 2; a doubt or cause cell is one sample",
+        least_nsim=2, seed=JUDGES_SEED, seed_unit="cell", old_names=("calibration",), old_nsim="--reps",
+        summary=lambda tables, out, seconds: (
+            f"judges study: {tables['results']['cell'].nunique()} cells in {seconds:.1f} s -> "
+            f"{out / 'calibration.csv'}, {out / 'mode_b.csv'}; {_findings(out)}")),
+    Study(
+        name="differences", run="run_differences_study",
+        short_help="Coverage of compare's difference intervals and of mode B.",
+        help="""Coverage of compare's intervals of a difference (Newcombe with the design effect, the paired
+        cluster bootstrap) with paired, clustered data, and of the mode-B corrected rate with replicas (its
+        Wald interval against the cluster-robust one); ADEMP write-up in DIR/report.md, with its figures and
+        tables in DIR/report.html.
+
+        Example: escalation study differences --out results/differences --smoke
+        """,
+        outputs="design.csv, run.json, differences.csv, mode_b.csv, the summary tables (CSV and Markdown), figures, "
+                "report.md and report.html",
+        smoke="A small grid and 150 (differences) or 300 (mode B) data sets per cell (seconds).",
+        nsim="default 2000, in both parts; at least 2", least_nsim=2, seed=DIFFERENCES_SEED, seed_unit="cell",
+        summary=lambda tables, out, seconds: (
+            f"differences study: {tables['differences']['cell'].nunique()} difference cells and "
+            f"{tables['mode_b']['cell'].nunique()} mode-B cells in {seconds:.1f} s -> {out / 'summary.md'}; "
+            f"{_findings(out)}")),
+    Study(
+        name="capacity", run="run_capacity_study",
+        short_help="The inverted U of oversight, and the queue formulas against SimPy.",
+        help="""Simulated assistants that trade under- against over-escalation through one threshold t (t = 0
+        escalates nothing, t = 1 everything), each measured with the clustered Wilson-Kish intervals, put
+        through the capacity model (escalation capacity) for R = 1, 2, 3, 5, 8 reviewers at an assumed 60
+        conversations an hour, ESC share 0.1 and 4 minutes a review: realised protection (1 - p_u) g(rho)
+        against the escalation rate, the best threshold t* per R, how often the measured rates find it, and
+        how far pi and the protection agree. Then Erlang C and Allen-Cunneen against a SimPy simulation of
+        the same queue (Poisson, bursty and deterministic-review queues, few reviewers, high load), with
+        where they fail (findings in DIR/report.md, figures and tables in DIR/report.html).
+
+        Example: escalation study capacity --out results/capacity --smoke
+        """,
+        outputs="design.csv, run.json, the tables (protection, best, agreement, rates, validation as CSV and "
+                "Markdown), figures, report.md and report.html",
+        smoke="11 thresholds, 40 data sets and four small queue configurations (seconds).",
+        nsim="measured data sets of each assistant's threshold sweep, in cells of at most 50; default 400, 40 with "
+             "--smoke; at least 2",
+        least_nsim=2, seed=CAPACITY_SEED, seed_unit="cell",
+        summary=lambda tables, out, seconds: (
+            "capacity study in {:.1f} s ({}) -> {}; {}".format(
+                seconds, ", ".join(f"R={r}: t*={t:g}" for r, t in zip(tables["best"]["reviewers"],
+                                                                        tables["best"]["t_star"])),
+                out, _findings(out)))),
+)
+
+
+def run_study(name: str, out, **options):
+    """The study ``name`` of :data:`STUDIES`, its run function imported from :mod:`escalation.studies` when it
+    runs (tests replace this function)."""
+    import escalation.studies
+
+    study = next(s for s in STUDIES if s.name == name)
+    return getattr(escalation.studies, study.run)(out, **options)
+
+
+def _parameters(study: Study) -> list[inspect.Parameter]:
+    """The command's options, in the order of its ``--help``."""
+    def option(name, annotation, default):
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+    params = [option("out", Path, out_option(study.outputs)),
+              option("smoke", bool, typer.Option(False, "--smoke", help=study.smoke)),
+              option("nsim", Optional[int], nsim_option(study.nsim))]
+    if study.old_nsim:
+        params.append(option("reps", Optional[int], typer.Option(None, study.old_nsim, metavar="N", hidden=True,
+                                                                  help="Old name of --nsim.")))
+    return params + [option("n_jobs", int, n_jobs_option()),
+                     option("seed", int, seed_option(study.seed, study.seed_unit)),
+                     option("force", bool, force_option()),
+                     option("backend", Backend, backend_option()),
+                     option("scheduler", Optional[str], scheduler_option())]
+
+
+def _command(study: Study) -> Callable[..., None]:
+    """The command function of ``study``, with the signature typer reads its options from."""
+    where = f"escalation study {study.name}"
+
+    def command(*, out: Path, smoke: bool, nsim: Optional[int], n_jobs: int, seed: int, force: bool,
+                backend: Backend, scheduler: Optional[str], reps: Optional[int] = None) -> None:
+        if reps is not None:
+            if nsim is not None:
+                raise InputError(f"give --nsim only ({study.old_nsim} is its old name)", source=where)
+            typer.echo(f"notice: {study.old_nsim} is now called --nsim", err=True)
+            nsim = reps
+        check_count(nsim, study.least_nsim, source=where)
+        options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
+        clock = time.perf_counter()
+        tables = run_study(study.name, out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True,
+                           **options)
+        console().print(study.summary(tables, out, time.perf_counter() - clock))
+
+    parameters = _parameters(study)
+    command.__signature__ = inspect.Signature(parameters)
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    command.__name__ = command.__qualname__ = study.name.replace("-", "_")
+    command.__doc__ = inspect.cleandoc(study.help)
+    return command
+
+
+def _old_name(study: Study, old: str, command: Callable[..., None]) -> Callable[..., None]:
+    """``old``, the command's old name: the same options, with a notice."""
+    @functools.wraps(command)  # the same options: typer reads them through __wrapped__
+    def renamed(**options) -> None:
+        typer.echo(f"note: `escalation study {old}` is now `escalation study {study.name}`", err=True)
+        command(**options)
+
+    renamed.__doc__ = f"Old name of `escalation study {study.name}`."
+    return renamed
+
+
+def register(app: typer.Typer, study_app: typer.Typer) -> None:
+    """Add every study of :data:`STUDIES` (and its old names, hidden) to the ``escalation study`` sub-app."""
+    for study in STUDIES:
+        command = _command(study)
+        study_app.command(study.name, epilog=RESUME_HELP, short_help=study.short_help)(command)
+        for old in study.old_names:
+            study_app.command(old, hidden=True, epilog=RESUME_HELP)(_old_name(study, old, command))

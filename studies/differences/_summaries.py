@@ -1,0 +1,171 @@
+"""The differences study's summaries and the numbers of its report's validation and findings."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .._performance import binomial_mcse
+from ._design import CONFIDENCE, DIFFERENCE_METHODS, FAILS_BELOW, MAX_UNDEFINED, MODE_B_METHODS
+
+
+def _cell_name(row) -> str:
+    if row["part"] == "difference":
+        head = f"p_a = {row['p_a']:g}, p_b = {row['p_b']:g}, rho = {row['rho']:g}, between = {row['between']:g}"
+    else:
+        head = f"p = {row['p']:g}, rho = {row['rho']:g}"
+    return f"{head}, K = {int(row['scenarios'])}, m = {int(row['replicas'])}"
+
+
+def usable_mode_b(mode_b: pd.DataFrame) -> pd.DataFrame:
+    """The mode-B rows the summaries use: a method in a cell where it is undefined in at most
+    :data:`MAX_UNDEFINED` of the data sets, with ``coverage`` (and its MCSE) among its defined intervals."""
+    rows = mode_b[mode_b["undefined"] <= MAX_UNDEFINED].copy()
+    rows["coverage"] = rows["coverage_defined"]
+    rows["coverage_mcse"] = binomial_mcse(rows["coverage"], rows["nsim"] * (1.0 - rows["undefined"]))
+    return rows
+
+
+def summaries(differences: pd.DataFrame, mode_b: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The summary tables of the study, read off the two cell tables.
+
+    ``summary``: per method, the cells, mean and lowest coverage (and where), the share and
+    number of cells below :data:`FAILS_BELOW`, the mean misses and width. ``by_scenarios``: the
+    same per number of scenarios. ``failures``: every cell below :data:`FAILS_BELOW`.
+    ``recommendation``: per part and K, the methods whose lowest coverage over the other
+    conditions is at least :data:`FAILS_BELOW`, narrowest first. The difference part counts an
+    undefined interval as a miss; the mode-B part uses :func:`usable_mode_b`.
+    """
+    parts = {"difference": differences.assign(part="difference"), "mode_b": usable_mode_b(mode_b).assign(part="mode_b")}
+    rows, by_k, fails = [], [], []
+    for part, table in parts.items():
+        for method, cells in table.groupby("method", sort=False):
+            worst = cells.loc[cells["coverage"].idxmin()]
+            below = cells["coverage"] < FAILS_BELOW
+            rows.append({"part": part, "method": method, "cells": len(cells),
+                         "coverage_of": "all data sets" if part == "difference" else "defined intervals",
+                         "mean_coverage": cells["coverage"].mean(), "min_coverage": cells["coverage"].min(),
+                         "worst_cell": _cell_name(worst), "cells_below_0.93": int(below.sum()),
+                         "share_below_0.93": below.mean(), "mean_miss_below": cells["miss_below"].mean(),
+                         "mean_miss_above": cells["miss_above"].mean(), "mean_width": cells["mean_width"].mean()})
+            for k, group in cells.groupby("scenarios"):
+                by_k.append({"part": part, "method": method, "scenarios": int(k), "cells": len(group),
+                             "mean_coverage": group["coverage"].mean(), "min_coverage": group["coverage"].min(),
+                             "share_below_0.93": (group["coverage"] < FAILS_BELOW).mean(),
+                             "mean_width": group["mean_width"].mean()})
+            for _, cell in cells[below].iterrows():
+                fails.append({"part": part, "method": method, "cell_conditions": _cell_name(cell),
+                              "coverage": cell["coverage"], "coverage_mcse": cell["coverage_mcse"],
+                              "miss_below": cell["miss_below"], "miss_above": cell["miss_above"],
+                              "undefined": cell["undefined"]})
+    by_scenarios = pd.DataFrame(by_k)
+    advice = []
+    for (part, k), group in by_scenarios.groupby(["part", "scenarios"], sort=False):
+        holding = group[group["min_coverage"] >= FAILS_BELOW].sort_values("mean_width")
+        advice.append({"part": part, "scenarios": int(k),
+                       "methods_holding_0.93": ", ".join(holding["method"]) if len(holding) else "none",
+                       "narrowest": holding["method"].iloc[0] if len(holding) else "none",
+                       "its_mean_width": holding["mean_width"].iloc[0] if len(holding) else math.nan,
+                       "best_min_coverage": group["min_coverage"].max(),
+                       "best_by_min_coverage": group.loc[group["min_coverage"].idxmax(), "method"]})
+    failures = pd.DataFrame(fails, columns=["part", "method", "cell_conditions", "coverage", "coverage_mcse",
+                                            "miss_below", "miss_above", "undefined"])
+    return {"summary": pd.DataFrame(rows), "by_scenarios": by_scenarios,
+            "failures": failures.sort_values(["part", "method", "coverage"]).reset_index(drop=True),
+            "recommendation": pd.DataFrame(advice)}
+
+
+def _coverage_at(table: pd.DataFrame, method: str, **conditions) -> tuple[float, float] | None:
+    """The mean and lowest coverage of ``method`` in the cells of ``table`` that meet ``conditions`` (None: no cells)."""
+    part = table[table["method"] == method]
+    for key, value in conditions.items():
+        part = part[part[key] == value]
+    if part.empty:
+        return None
+    return part["coverage"].mean(), part["coverage"].min()
+
+
+def _difference_findings(differences: pd.DataFrame, summary: pd.DataFrame) -> dict:
+    """The numbers of the findings on compare's difference intervals."""
+    ks = sorted(differences["scenarios"].unique())
+    small, large = ks[0], ks[-1]
+    clustered = differences[(differences["rho"] > 0) & (differences["replicas"] > 1)]
+    rare = differences[differences[["p_a", "p_b"]].max(axis=1) <= 0.1]
+    return {"lines": [{**summary.loc[m].to_dict(), "method": m} for m in DIFFERENCE_METHODS],
+            "per_k": [(method, [(k, _coverage_at(differences, method, scenarios=k)) for k in ks])
+                      for method in DIFFERENCE_METHODS],
+            "small": small, "large": large,
+            "clustered": {m: _coverage_at(clustered, m) for m in DIFFERENCE_METHODS},
+            "clustered_small": {m: _coverage_at(clustered, m, scenarios=small) for m in DIFFERENCE_METHODS},
+            "clustered_large": {m: _coverage_at(clustered, m, scenarios=large) for m in DIFFERENCE_METHODS},
+            "rare": [(m, _coverage_at(rare, m)) for m in DIFFERENCE_METHODS],
+            "misses": [(m, summary.loc[m, "mean_miss_below"], summary.loc[m, "mean_miss_above"])
+                       for m in DIFFERENCE_METHODS]}
+
+
+def _not_repaired(usable: pd.DataFrame) -> dict | None:
+    """The cells where the predictive-value correction's cluster-robust interval is below :data:`FAILS_BELOW`
+    (None if none is), how many of them are below with the Wald interval already without clustering."""
+    pv = usable[usable["method"] == "predictive_values_cluster"]
+    failing = pv[pv["coverage"] < FAILS_BELOW]
+    if not len(failing):
+        return None
+    plain = usable[(usable["method"] == "predictive_values_wald") & (usable["rho"] == 0)].set_index(
+        ["p", "scenarios", "replicas"])["coverage"]
+    keys = list(zip(failing["p"], failing["scenarios"], failing["replicas"]))
+    already = sum(1 for key in keys if key in plain.index and plain.loc[key] < FAILS_BELOW)
+    conversations = (failing["scenarios"] * failing["replicas"]).astype(int)
+    return {"cells": len(failing), "conversations": conversations.max(), "already": already,
+            "miss_below": failing["miss_below"].mean(), "miss_above": failing["miss_above"].mean()}
+
+
+def _mode_b_findings(mode_b: pd.DataFrame) -> dict | None:
+    """The numbers of the findings on the mode-B correction (None where no cell is usable)."""
+    usable = usable_mode_b(mode_b)
+    if usable.empty:
+        return None
+    subsets = {"replicated": usable[(usable["rho"] > 0) & (usable["replicas"] > 1)],
+               "single": usable[usable["replicas"] == 1],
+               "strongest": usable[(usable["rho"] == usable["rho"].max())
+                                   & (usable["replicas"] == usable["replicas"].max())],
+               "few": usable[usable["scenarios"] == usable["scenarios"].min()]}
+    left = mode_b[mode_b["undefined"] > MAX_UNDEFINED]
+    sizes = (left["scenarios"] * left["replicas"]).astype(int)
+    return {**{name: {m: _coverage_at(rows, m) for m in MODE_B_METHODS} for name, rows in subsets.items()},
+            "rho": usable["rho"].max(), "replicas": int(usable["replicas"].max()),
+            "scenarios": int(usable["scenarios"].min()), "not_repaired": _not_repaired(usable),
+            "left": len(left), "cells": len(mode_b), "smallest": sizes.min() if len(sizes) else 0,
+            "largest": sizes.max() if len(sizes) else 0}
+
+
+def _findings(differences: pd.DataFrame, mode_b: pd.DataFrame, tables: dict) -> dict:
+    """The numbers of the findings of a full run (the sentences are the template's)."""
+    summary = tables["summary"].set_index("method")
+    return {"differences": _difference_findings(differences, summary),
+            "mode_b_lines": [{**summary.loc[m].to_dict(), "method": m} for m in MODE_B_METHODS if m in summary.index],
+            "mode_b": _mode_b_findings(mode_b)}
+
+
+def _validation(differences: pd.DataFrame, mode_b: pd.DataFrame) -> dict:
+    """The numbers of the checks whose answer is known: unclustered data, where every method should be near nominal."""
+    plain = differences[(differences["rho"] == 0) & (differences["replicas"] == 1)
+                        & (differences["scenarios"] == differences["scenarios"].max())]
+    independent = []
+    for method in DIFFERENCE_METHODS:
+        part = plain[plain["method"] == method]
+        if len(part):
+            z = (part["coverage"] - CONFIDENCE) / binomial_mcse(CONFIDENCE, part["nsim"])
+            independent.append({"method": method, "scenarios": int(part["scenarios"].iloc[0]),
+                                "coverage": list(part["coverage"]), "z": list(z)})
+    gap = None
+    single = usable_mode_b(mode_b)
+    single = single[single["replicas"] == 1]
+    if len(single):
+        pv = single.pivot_table(index="cell", columns="method", values="coverage")
+        if {"predictive_values_wald", "predictive_values_cluster"} <= set(pv.columns):
+            gap = (pv["predictive_values_cluster"] - pv["predictive_values_wald"])
+    bias = mode_b[(mode_b["correction"] == "predictive_values") & (mode_b["undefined"] == 0)]
+    z = (bias["bias"] / bias["bias_mcse"]).abs() if len(bias) else None
+    return {"independent": independent,
+            "gap": None if gap is None else {"low": gap.min(), "high": gap.max(), "cells": len(gap)},
+            "bias": None if z is None else {"within": (z <= 3).sum(), "cells": len(z), "largest": z.max()}}
