@@ -30,8 +30,8 @@ from score import POLICY, make_file  # noqa: E402
 
 def child(path: str, reader: str, policy: str, out: str) -> None:
     """Score ``path`` in this process and print the run's time and peak memory as JSON."""
-    from escalation.estimators.records import Labels, load_policy
     from escalation.estimators.metric import score_file
+    from escalation.estimators.records import Labels, load_policy
     labels = None if reader == "arrow" else Labels({}, {})  # any labels: canonical JSONL goes to the reference reader
     start = time.perf_counter()
     summary, _ = score_file(path, load_policy(policy), format="jsonl", labels=labels, out_dir=out)

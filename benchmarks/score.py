@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from escalation.estimators.records import Policy, iter_records, read_jsonl
 from escalation.estimators.metric import score_conversation, score_records
+from escalation.estimators.records import Policy, iter_records, read_jsonl
 
 POLICY = {"escalation_tools": ["transfer_to_human"], "read_only_tools": ["get_order", "get_account"],
           "action_tools": ["issue_refund", "close_account"], "approval_tools": ["request_approval"],

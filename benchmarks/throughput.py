@@ -76,8 +76,8 @@ def score_run(path: Path, policy: Path, out: Path, *, report: bool = False) -> t
 
 def stages(path: Path, policy, folder: Path) -> dict:
     """Seconds of each stage of ``score_file``'s work on ``path``, in this process (see the module docstring)."""
-    from escalation.estimators.records import OutputFile, iter_records
     from escalation.estimators.metric import SummaryAccumulator, conversation_blocks, score_records
+    from escalation.estimators.records import OutputFile, iter_records
 
     times = {}
     t = time.perf_counter()

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from escalation.estimators.records import Records, load_policy, read_conversations
 from escalation.estimators.metric import score_records, summarise
+from escalation.estimators.records import Records, load_policy, read_conversations
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "tau-bench" / "gpt-4o-airline.json"

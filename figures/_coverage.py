@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 

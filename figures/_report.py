@@ -17,7 +17,6 @@ import io
 import math
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 
 import jinja2
 import numpy as np

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
-
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 

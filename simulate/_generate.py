@@ -30,14 +30,33 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.stats import check_choice, check_count, check_probability, refuse
 from escalation.estimators.records import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode, scenario_ids
+from escalation.estimators.stats import check_choice, check_count, check_probability, refuse
 
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
-from ._text import (APPROVAL, ACTION, FILLER_CODE, HANDOFF, LOOKUP, N_VARIANTS, SAY_CODES,
-                    assistant_table, facts_text, user_table)
-from ._world import (CASES_PER_CHUNK, KIND_INDEX, KINDS, LANGUAGES, chunk_seeds, data_set_seeds, make_scenarios,
-                     object_column as _object, world_policy)
+from ._text import (
+    ACTION,
+    APPROVAL,
+    FILLER_CODE,
+    HANDOFF,
+    LOOKUP,
+    N_VARIANTS,
+    SAY_CODES,
+    assistant_table,
+    facts_text,
+    user_table,
+)
+from ._world import (
+    CASES_PER_CHUNK,
+    KIND_INDEX,
+    KINDS,
+    LANGUAGES,
+    chunk_seeds,
+    data_set_seeds,
+    make_scenarios,
+    world_policy,
+)
+from ._world import object_column as _object
 
 __all__ = ["SimulatedRecords", "simulate"]
 

@@ -46,8 +46,15 @@ import orjson
 import pandas as pd
 from joblib import Parallel, delayed, parallel_config
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from escalation import __version__
 from escalation.estimators.records import InputError, output_folder, remove_stale_temporaries, write_atomic

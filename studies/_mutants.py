@@ -2,7 +2,7 @@
 
 Each mutant is the reference scorer with one plausible fault; the conformance set
 (package data, read by :func:`escalation.estimators.metric.load_conformance_set`) must catch every one of them
-(``tests/test_conformance.py``; ``escalation reproduce`` tabulates which case catches which).
+(``tests/metric/test_conformance.py``; ``escalation reproduce`` tabulates which case catches which).
 """
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ from dataclasses import replace
 
 import pandas as pd
 
-from escalation.estimators.metric import (CONFORMANCE_SETS, PhraseJudge, load_conformance_set, score_conversation,
-    summarise, turn_texts)
+from escalation.estimators.metric import (
+    CONFORMANCE_SETS,
+    PhraseJudge,
+    load_conformance_set,
+    score_conversation,
+    summarise,
+    turn_texts,
+)
 
 FIELDS = ("evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
           "only_unmarked_before_handoff")

@@ -16,7 +16,7 @@ def _unavailable(path):
 @contextlib.contextmanager
 def reference_reader():
     """Within the block, every canonical JSONL file is read by the reference reader (as
-    ``tests/test_arrow_fast_path.py`` does it)."""
+    ``tests/records/test_arrow_fast_path.py`` does it)."""
     saved = _arrow._arrow_chunks
     _arrow._arrow_chunks = _unavailable
     try:

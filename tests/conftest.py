@@ -7,8 +7,8 @@ imports a bare name fails here as it would for a user who installed the wheel.
 
 Hypothesis draws the same examples on every run, and the fuzz tests the same inputs, so a CI run
 can be repeated exactly. To hunt with new random ones: ``python -m pytest --hunt N`` (every
-hypothesis test draws new examples; each fuzz test of ``tests/test_fuzz.py`` tries N new inputs).
-A longer hunt, with a report: ``python -m tests.fuzz_hunt`` (see ``tests/fuzz_hunt.py``).
+hypothesis test draws new examples; each fuzz test of ``tests/e2e/test_fuzz.py`` tries N new inputs).
+A longer hunt, with a report: ``python -m tools.fuzz_hunt`` (see ``tools/fuzz_hunt.py``).
 """
 import os
 import sys
@@ -26,7 +26,7 @@ settings.register_profile("repeatable", derandomize=True, database=None)
 
 def pytest_addoption(parser):
     parser.addoption("--hunt", type=int, default=0, metavar="N",
-                     help="hunt for bugs with new random inputs: N for each fuzz test (tests/test_fuzz.py), and "
+                     help="hunt for bugs with new random inputs: N for each fuzz test (tests/e2e/test_fuzz.py), and "
                           "new examples for every hypothesis test; default: the small repeatable CI budget")
 
 

@@ -5,7 +5,7 @@ From the bottom, the four rooms of ``estimators`` (``stats`` <- ``records`` <- `
 top, ``suite`` (data, backend, scripted user, audit), ``integrations`` (inspect_ai) and ``cli``
 (the command line; ``escalation/__main__.py`` is part of it). A layer imports only layers below it,
 and only through their doors (``escalation.estimators.metric``, never ``..._summary``): a private
-module of another layer is imported only by a test named for it (``tests/test_arrow_fast_path.py``
+module of another layer is imported only by a test named for it (``tests/records/test_arrow_fast_path.py``
 may import ``escalation.estimators.records._arrow``). Some outside packages belong to one layer:
 inspect_ai to ``integrations`` and ``cli``, the terminal libraries to ``cli`` (and the studies'
 progress bars), and ``stats`` uses nothing but numpy and scipy.

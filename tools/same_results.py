@@ -13,10 +13,10 @@ date). The commands:
 1. ``escalation reproduce --smoke``;
 2. every study that ``escalation study --help`` lists, ``--smoke``;
 3. ``escalation score`` on each folder of the conformance set (``.../conformance/<set>/``: records.jsonl
-   with its policy.json, ``--mode`` from the set's README, as tests/test_conformance.py scores them) and
+   with its policy.json, ``--mode`` from the set's README, as tests/metric/test_conformance.py scores them) and
    on every log of ``examples/data`` (the tau-bench runs with examples/tau-bench-airline.policy.json, as
    the README; the inspect_ai logs with the same policy, one by one and as a folder, as
-   tests/test_inputs.py: they carry no label, so exit 3; and one by one with a labels file);
+   tests/e2e/test_inputs.py: they carry no label, so exit 3; and one by one with a labels file);
 4. ``escalation simulate`` of three profiles on the same scenarios and their scores; ``escalation
    compare`` of two score folders, ``escalation leaderboard`` on the example logs and on the simulated
    logs, ``escalation capacity`` on the tau-bench score folder (README / docs/capacity.md);
@@ -79,12 +79,12 @@ FORMAT = 1
 STUDY_SEEDS = {"coverage": 20240501, "differences": 20261201, "sample-size": 20240606, "judges": 20240707,
                "capacity": 20261202}
 REPRODUCE_SEED = 0
-#: Policies of the example logs, by the folder under examples/data (README; tests/test_inputs.py scores
+#: Policies of the example logs, by the folder under examples/data (README; tests/e2e/test_inputs.py scores
 #: the inspect_ai logs with the tau-bench policy).
 EXAMPLE_POLICIES = {"tau-bench": "examples/tau-bench-airline.policy.json",
                     "inspect": "examples/tau-bench-airline.policy.json"}
 LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval")
-#: Simulated assistants on the same scenarios (as tests/test_leaderboard.py): follows_policy is compared
+#: Simulated assistants on the same scenarios (as tests/metric/test_leaderboard.py): follows_policy is compared
 #: with pressure_susceptible, the three are ranked by leaderboard.
 SIM_PROFILES = ("follows_policy", "pressure_susceptible", "escalates_everything")
 SIM_ARGS = ["--cases", "16", "--replicas", "3", "--rho", "0.1", "--seed", "1", "--n-jobs", "1"]
@@ -197,7 +197,7 @@ def build_steps(python: str, repo: Path, outdir: Path, env: dict) -> tuple[list[
     for study in listed_studies(python, repo, env):
         add(f"study-{study}", ["study", study, "--smoke", *study_seed(python, repo, env, study), "--n-jobs", "1",
                                "--out", "{out}"])
-    # 3a. the conformance set, as tests/test_conformance.py scores it
+    # 3a. the conformance set, as tests/metric/test_conformance.py scores it
     folder, sets = conformance_sets(repo, outdir)
     if folder is None:
         print("warning: no conformance folder found", file=sys.stderr)
@@ -222,7 +222,7 @@ def build_steps(python: str, repo: Path, outdir: Path, env: dict) -> tuple[list[
             rel = log.relative_to(repo).as_posix()
             stem = f"{sub.name}-{log.stem}"
             if sub.name == "inspect":
-                # no labels in these logs: exit 3, both files written (tests/test_inputs.py)
+                # no labels in these logs: exit 3, both files written (tests/e2e/test_inputs.py)
                 add(f"score-example-{stem}", ["score", rel, "--policy", policy, "--seed", "0", "--out", "{out}"],
                     ok=(0, 3))
                 add(f"score-example-{stem}-labelled", ["score", rel, "--policy", policy, "--labels", labels,

@@ -10,8 +10,14 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from escalation.simulate import ACT_ERROR_BEHAVIOURS, BEHAVIOURS, ESC_ERROR_BEHAVIOURS, behaviour_probabilities, \
-    cluster_probabilities, expected_rates
+from escalation.simulate import (
+    ACT_ERROR_BEHAVIOURS,
+    BEHAVIOURS,
+    ESC_ERROR_BEHAVIOURS,
+    behaviour_probabilities,
+    cluster_probabilities,
+    expected_rates,
+)
 
 __all__ = ["scenario_frame", "draw_behaviour", "behaviour_error", "expected_suite_rates"]
 

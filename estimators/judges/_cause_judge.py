@@ -21,9 +21,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from ..records import Records
+from ..records import ACT, ESC, Records
 from ..stats import check_choice
-from ..records import ACT, ESC
 
 __all__ = ["CAUSES", "DETERMINISTIC_CAUSES", "COMPATIBLE_CAUSES", "CauseQuestion", "CauseJudge", "CauseFinding",
            "CauseAnswerError", "CauseJudgeError", "parse_cause_answer", "cause_questions", "judge_causes"]

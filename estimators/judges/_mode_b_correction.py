@@ -26,7 +26,7 @@ conversations or fewer). Rogan-Gladen (:func:`estimators.rogan_gladen`) is avail
 differences study (mean 0.958, lowest 0.938), whose simulated judge has sensitivity 0.75; but it
 divides by ``Se + Sp - 1``, and the phrase judge's sensitivity for under-escalation is near 0.2
 (it misses every fake escalation), so with a validation set of some hundred conversations its
-estimate of ``p_u`` has a long right tail (``tests/test_validation.py`` measures both). The
+estimate of ``p_u`` has a long right tail (``tests/judges/test_validation.py`` measures both). The
 paired figure ``pi`` is not corrected: no study validates a correction of a figure that joins two
 verdicts.
 
@@ -43,10 +43,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..records import InputError
+from ..records import ACT, ESC, TEXT, InputError
 from ..stats import ConfidenceInterval, check_choice, nan_to_none
 from ._misclassification import predictive_value_correction, rogan_gladen
-from ..records import ACT, ESC, TEXT
 from ._validation_file import read_validation
 
 __all__ = ["VALIDATION_METHODS", "VALIDATION_METHOD", "VALIDATION_VARIANCE", "VALIDATED_BY", "FEW_IN_STRATUM",

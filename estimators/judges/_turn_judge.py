@@ -21,9 +21,8 @@ from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from ..records import Records
+from ..records import ESC, LABELS, Records
 from ..stats import check_count, check_probability, check_range
-from ..records import ESC, LABELS
 
 __all__ = ["TurnQuestion", "TurnQuestions", "TurnJudge", "TurnProbabilities", "turn_questions", "judge_turns",
            "over_escalation_severity", "doubtful_labels", "turn_diagnostics"]

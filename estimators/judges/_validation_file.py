@@ -9,10 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..records import InputError
-from ..records import Records
 from ..metric import score_records
-from ..records import ACT, ESC, RECORD, TEXT
+from ..records import ACT, ESC, RECORD, TEXT, InputError, Records
 
 __all__ = ["VALIDATION_COLUMNS", "read_validation", "validation_scores"]
 
@@ -115,9 +113,7 @@ def read_validation(path, policy, *, format: str = "auto", labels=None, judge=No
     InputError
         Unreadable input (file, line, field), an empty file, or a conversation with no record.
     """
-    from ..records import Labels, load_labels
-    from ..records import iter_jsonl
-    from ..records import detect_format, read_conversations
+    from ..records import Labels, detect_format, iter_jsonl, load_labels, read_conversations
 
     source = str(path)
     if not Path(path).exists():

@@ -12,14 +12,24 @@ from itertools import chain, repeat
 import numpy as np
 import pandas as pd
 
+from ..records import (
+    ACT,
+    BASE_CAUSES,
+    ESC,
+    NOT_EVALUATED_REASONS,
+    OVER_CAUSES,
+    RULES,
+    UNDER_CAUSES,
+    Counts,
+    InputTally,
+    PlannedConversations,
+    Policy,
+    broken_call_rules,
+    check_unique_keys,
+)
 from ..stats import DEFAULT_INTERVAL, check_probability
-from ..records import RULES, Counts, InputTally, broken_call_rules
 from ._pairs import match_pairs, pair_halves
-from ..records import PlannedConversations
-from ..records import Policy
-from ..records import check_unique_keys
 from ._summary import BaseSummary, NotEvaluated, PairedSummary, Summary, rate_of_clusters
-from ..records import ACT, BASE_CAUSES, ESC, NOT_EVALUATED_REASONS, OVER_CAUSES, UNDER_CAUSES
 
 __all__ = ["SummaryAccumulator", "summarise"]
 

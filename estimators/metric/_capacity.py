@@ -25,10 +25,9 @@ import math
 
 import numpy as np
 
-from ..stats import erlang_c, mean_wait_minutes
-from ..stats import check_count, check_level, check_probability, check_range, refuse
-from ._review_quality import LogisticQuality
+from ..stats import check_count, check_level, check_probability, check_range, erlang_c, mean_wait_minutes, refuse
 from ._handoff_totals import HandoffTotals, _between, _number, _order_statistics, _percentile
+from ._review_quality import LogisticQuality
 
 __all__ = ["DEFAULT_DRAWS", "MAX_REVIEWERS", "CapacityModel", "capacity_outputs", "handoffs_per_hour"]
 

@@ -40,18 +40,28 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ..stats import DEFAULT_INTERVAL
-from ..stats import refuse
-from ._difference_coverage import (DIFFERENCE_COVERAGE_SOURCE, DIFFERENCE_COVERAGE_STUDY, FEW_CASES_BOOTSTRAP,
-    FEW_CASES_NEWCOMBE, HOLDS_AT, NEAR_MCSE, CoverageWord, coverage_word, difference_warnings,
-    interval_advice)
-from ..records import InputError
-from ..records import read_scored
+from ..records import ACT, ESC, InputError, read_scored
+from ..stats import DEFAULT_INTERVAL, refuse
+from ._difference_coverage import (
+    DIFFERENCE_COVERAGE_SOURCE,
+    DIFFERENCE_COVERAGE_STUDY,
+    FEW_CASES_BOOTSTRAP,
+    FEW_CASES_NEWCOMBE,
+    HOLDS_AT,
+    NEAR_MCSE,
+    CoverageWord,
+    coverage_word,
+    difference_warnings,
+    interval_advice,
+)
 from ._paired_differences import (
-    MetricDifference, ScenarioMismatchError, _cluster_totals, check_difference_options, match_scenarios,
+    MetricDifference,
+    ScenarioMismatchError,
+    _cluster_totals,
+    check_difference_options,
+    match_scenarios,
     paired_differences,
 )
-from ..records import ACT, ESC
 
 __all__ = ["Comparison", "compare_scored", "difference_warnings", "check_scored_alike", "CoverageWord", "coverage_word",
            "interval_advice", "default_names", "DIFFERENCE_COVERAGE_STUDY", "DIFFERENCE_COVERAGE_SOURCE",

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from ..records import Policy, load_policy
-from ..records import read_jsonl
+from ..records import Policy, load_policy, read_jsonl
 
 __all__ = ["CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set"]
 

@@ -14,10 +14,8 @@ import json
 
 import orjson
 
-from ..records import Policy
-from ..records import call_name, is_turn
+from ..records import RECORD, Policy, call_name, check_mode, is_turn
 from ._reference import call_marks
-from ..records import RECORD, check_mode
 
 __all__ = ["conversation_evidence", "EVIDENCE_TEXT_LIMIT", "EVIDENCE_ARGUMENTS_LIMIT", "EVIDENCE_ITEMS_LIMIT"]
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..records import InputError
-from ..records import ACT, ESC
+from ..records import ACT, ESC, InputError
 
 __all__ = ["HandoffTotals"]
 

@@ -42,15 +42,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._aggregate import summarise
-from ..stats import DEFAULT_INTERVAL
-from ._paired_differences import (
-    P_FLOOR, MetricDifference, check_difference_options, match_scenarios, paired_differences,
-)
-from ._difference_coverage import difference_warnings
 from ..records import InputError
-from ._summary import Summary
+from ..stats import DEFAULT_INTERVAL
+from ._aggregate import summarise
+from ._difference_coverage import difference_warnings
 from ._multiple_comparisons import compact_letter_display, holm_adjust
+from ._paired_differences import (
+    P_FLOOR,
+    MetricDifference,
+    check_difference_options,
+    match_scenarios,
+    paired_differences,
+)
+from ._summary import Summary
 
 __all__ = ["Leaderboard", "Standing", "PairVerdict", "leaderboard", "FIGURES"]
 

@@ -10,8 +10,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ..records import CONVERSATIONS, SUMMARY, files_together, output_folder
-from ..records import ESC
+from ..records import CONVERSATIONS, ESC, SUMMARY, files_together, output_folder
 
 __all__ = ["cells", "conversation_lines", "conversation_blocks", "write_outputs", "write_scored", "LINE_FIELDS"]
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from ..records import member_bytes
-from ..records import ArchiveLimits
+from ..records import ArchiveLimits, member_bytes
 
 __all__ = ["log_model"]
 

@@ -15,16 +15,23 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from ..records import LABELS, InputError
+from ..stats import (
+    DEFAULT_INTERVAL,
+    INTERVAL_METHODS,
+    ConfidenceInterval,
+    DegenerateIntervalWarning,
+    check_choice,
+    check_count,
+    check_level,
+    check_probability,
+    newcombe_paired_interval,
+    paired_cluster_bootstrap,
+    paired_correlation,
+)
 from ._aggregate import summarise
-from ..stats import DegenerateIntervalWarning, paired_cluster_bootstrap
-from ..stats import DEFAULT_INTERVAL, INTERVAL_METHODS
-from ..stats import check_choice, check_count, check_level, check_probability
-from ..stats import newcombe_paired_interval, paired_correlation
 from ._difference_coverage import CoverageWord, _study_method, coverage_word
-from ..records import InputError
-from ..stats import ConfidenceInterval
 from ._summary import Summary
-from ..records import LABELS
 
 __all__ = ["MetricDifference", "PairedDifferences", "paired_differences", "match_scenarios",
            "check_difference_options", "inverted_p_value", "P_FLOOR", "ScenarioMismatchError"]

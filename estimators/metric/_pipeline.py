@@ -27,16 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..records import RECORD, TEXT, InputError, Records, check_mode, iter_records, key_hashes, log_inputs
+from ..stats import DEFAULT_INTERVAL, check_interval_method
 from ._aggregate import SummaryAccumulator
 from ._lines import conversation_blocks, write_scored
-from ..records import iter_records
-from ..stats import DEFAULT_INTERVAL, check_interval_method
-from ..records import InputError
-from ..records import log_inputs
-from ..records import key_hashes
-from ..records import Records
 from ._vectorised import score_records
-from ..records import RECORD, TEXT, check_mode
 
 __all__ = ["score_file"]
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..records import ESC, LABELS, MAX_TURNS, TEXT, Policy, call_name, check_mode, is_turn, normalise_label
 from ._lines import cells
-from ..records import Policy
-from ..records import call_name, is_turn
-from ..records import ESC, LABELS, MAX_TURNS, TEXT, check_mode, normalise_label
 
 __all__ = ["score_conversation", "not_evaluated_reason", "CallMarks", "call_marks"]
 

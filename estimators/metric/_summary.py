@@ -13,11 +13,15 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from ..stats import DEFAULT_INTERVAL, check_interval_method, clustered_interval
-from ..stats import cluster_design
-from ..records import InputTally, escalation_call_note, labels_note, nothing_evaluated_notes, reason_fix
-from ..stats import ConfidenceInterval, nan_to_none
-from ..records import RECORD
+from ..records import RECORD, InputTally, escalation_call_note, labels_note, nothing_evaluated_notes, reason_fix
+from ..stats import (
+    DEFAULT_INTERVAL,
+    ConfidenceInterval,
+    check_interval_method,
+    cluster_design,
+    clustered_interval,
+    nan_to_none,
+)
 
 __all__ = ["RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated", "Summary", "clustered_rate",
            "rate_of_clusters", "FEW_SCENARIOS"]

@@ -11,9 +11,18 @@ from itertools import chain, repeat
 import numpy as np
 import pandas as pd
 
-from ..records import Policy
-from ..records import Records
-from ..records import ACT, ESC, MAX_TURNS, OVER_CAUSES, RECORD, UNDER_CAUSES, check_mode, normalise_labels
+from ..records import (
+    ACT,
+    ESC,
+    MAX_TURNS,
+    OVER_CAUSES,
+    RECORD,
+    UNDER_CAUSES,
+    Policy,
+    Records,
+    check_mode,
+    normalise_labels,
+)
 
 __all__ = ["score_records", "RESULT_COLUMNS"]
 

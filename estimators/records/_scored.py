@@ -9,8 +9,8 @@ import orjson
 import pandas as pd
 
 from ._errors import InputError, shown
-from ._keys import check_unique_keys
 from ._files import CONVERSATIONS, SUMMARY
+from ._keys import check_unique_keys
 
 __all__ = ["read_scored"]
 

@@ -14,7 +14,14 @@ from scipy.special import nctdtr, ndtr, ndtri, stdtrit
 from ._checks import check_choice, check_probability, check_range, refuse
 from ._intervals import design_effect, z_value
 from ._planning import (
-    _DESIGNS, DEFAULT_TEST, PLAN_TESTS, _as_dict, _check_count, _one_unknown, _size_spread, _within_limit,
+    _DESIGNS,
+    DEFAULT_TEST,
+    PLAN_TESTS,
+    _as_dict,
+    _check_count,
+    _one_unknown,
+    _size_spread,
+    _within_limit,
 )
 
 __all__ = ["DifferencePlan", "plan_difference"]

@@ -22,8 +22,8 @@ import numpy as np
 from scipy import fft
 
 from ._checks import check_choice, check_count
-from ._constants import DEFAULT_INTERVAL, WILSON_METHODS
 from ._clustered import interval_of_sums
+from ._constants import DEFAULT_INTERVAL, WILSON_METHODS
 from ._design import ClusterSums
 
 __all__ = ["ExactCoverage", "exact_coverage", "exact_coverages", "MAX_ESTIMATED_RHO_STATES"]

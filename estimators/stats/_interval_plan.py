@@ -14,7 +14,13 @@ from scipy.optimize import brentq
 from ._checks import check_choice, check_probability, refuse
 from ._intervals import critical_value, design_effect, wilson_interval, z_value
 from ._planning import (
-    PLAN_INTERVAL_METHODS, _as_dict, _check_count, _check_half_width, _one_unknown, _size_spread, _within_limit,
+    PLAN_INTERVAL_METHODS,
+    _as_dict,
+    _check_count,
+    _check_half_width,
+    _one_unknown,
+    _size_spread,
+    _within_limit,
 )
 
 __all__ = ["IntervalPlan", "PairedFigurePlan", "plan_interval", "plan_paired_figure", "scenarios_needed",

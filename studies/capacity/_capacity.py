@@ -45,9 +45,10 @@ from scipy.special import expit, logit
 
 from escalation.estimators.metric import LogisticQuality, capacity_outputs
 from escalation.estimators.stats import clustered_interval, erlang_c, mean_wait_minutes
+
+from .._constants import CAPACITY_SEED
 from .._engine import record_outputs, run_cells, step
 from .._figure_files import save_figure
-from .._constants import CAPACITY_SEED
 from .._performance import mean, share
 from .._report_files import write_reports
 from .._tables import write_table

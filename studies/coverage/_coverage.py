@@ -61,11 +61,21 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
 
-from escalation.estimators.stats import (WILSON_METHODS, ClusterSums, DegenerateIntervalWarning, cluster_bootstrap,
-    clustered_interval, exact_coverage, exact_coverages)
+from escalation.estimators.stats import (
+    WILSON_METHODS,
+    ClusterSums,
+    DegenerateIntervalWarning,
+    cluster_bootstrap,
+    clustered_interval,
+    exact_coverage,
+    exact_coverages,
+)
 from escalation.simulate import cluster_probabilities
+
 from .._beta_binomial import cluster_pmf
-from .._constants import COVERAGE_METHODS as METHODS, COVERAGE_ORACLES as ORACLES, COVERAGE_SEED as DEFAULT_SEED
+from .._constants import COVERAGE_METHODS as METHODS
+from .._constants import COVERAGE_ORACLES as ORACLES
+from .._constants import COVERAGE_SEED as DEFAULT_SEED
 from .._engine import cell_seed, record_outputs, run_cells, step
 from .._figure_files import save_figure
 from .._performance import binomial_mcse, interval_rows
@@ -355,8 +365,8 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
     removed first, :func:`studies._engine.run_cells`).
     """
     from escalation.figures import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
-    from ._report import (aggregate, by_range, misses, recommendation, report_markdown, summary_by_method,
-                                   summary_cells)
+
+    from ._report import aggregate, by_range, misses, recommendation, report_markdown, summary_by_method, summary_cells
 
     out_dir = Path(out_dir)
     design = build_design(smoke=smoke, nsim=nsim)

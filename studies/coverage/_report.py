@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from escalation.estimators.stats import INTERVAL_METHODS, RHO_BOUND_LEVEL
-from ._coverage import UNEQUAL_BOOTSTRAP_MAX_K
+
 from .._performance import binomial_mcse
 from .._tables import markdown_table
 from .._templates import render
+from ._coverage import UNEQUAL_BOOTSTRAP_MAX_K
 
 __all__ = ["summary_cells", "summary_by_method", "recommendation", "aggregate", "by_range", "misses", "validation",
            "report_markdown", "SMOKE_FINDINGS", "FLOOR", "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN",

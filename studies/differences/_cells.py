@@ -7,10 +7,17 @@ import warnings
 import numpy as np
 from scipy.special import betaincinv, ndtr
 
-from escalation.estimators.stats import (ClusterBootstrapResult, DegenerateIntervalWarning, clustered_interval,
-    newcombe_paired_interval, paired_cluster_bootstrap, paired_correlation)
 from escalation.estimators.judges import predictive_value_correction, rogan_gladen
+from escalation.estimators.stats import (
+    ClusterBootstrapResult,
+    DegenerateIntervalWarning,
+    clustered_interval,
+    newcombe_paired_interval,
+    paired_cluster_bootstrap,
+    paired_correlation,
+)
 from escalation.simulate import cluster_probabilities
+
 from .._beta_binomial import beta_shape
 from .._performance import binomial_mcse, interval_rows, mean
 from ._design import BOOTSTRAP_BATCH, CONFIDENCE, DIFFERENCE_METHODS, MODE_B_CHUNK, N_RESAMPLES

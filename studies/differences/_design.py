@@ -5,8 +5,6 @@ import math
 
 import pandas as pd
 
-
-
 DIFFERENCE_METHODS = ("newcombe_wilson_kish", "newcombe_wilson_kish_t", "bootstrap_percentile", "bootstrap_bca")
 MODE_B_METHODS = ("predictive_values_wald", "predictive_values_cluster", "rogan_gladen_wald", "rogan_gladen_cluster")
 DIFFERENCE_COLUMNS = ("method", "p_a", "p_b", "difference", "rho", "between", "scenarios", "replicas", "nsim",

@@ -67,11 +67,24 @@ from .._figure_files import save_figure
 from .._report_files import write_reports
 from .._tables import markdown_table, write_table
 from .._templates import render
-from ._cells import (_stacked, difference_intervals, mode_b_intervals, run_cell, simulate_mode_b,  # noqa: F401
-                     simulate_pairs)
-from ._design import (BOOTSTRAP_BATCH, CONFIDENCE, DIFFERENCE_COLUMNS, DIFFERENCE_METHODS, FAILS_BELOW,  # noqa: F401
-                      MAX_UNDEFINED, MODE_B_COLUMNS, MODE_B_METHODS, N_RESAMPLES, SENSITIVITY, SMOKE_FINDINGS,
-                      SPECIFICITY, VALIDATION_SHARE, _NAMES, build_design)
+from ._cells import _stacked, difference_intervals, mode_b_intervals, run_cell, simulate_mode_b, simulate_pairs  # noqa: F401
+from ._design import (  # noqa: F401
+    _NAMES,
+    BOOTSTRAP_BATCH,
+    CONFIDENCE,
+    DIFFERENCE_COLUMNS,
+    DIFFERENCE_METHODS,
+    FAILS_BELOW,
+    MAX_UNDEFINED,
+    MODE_B_COLUMNS,
+    MODE_B_METHODS,
+    N_RESAMPLES,
+    SENSITIVITY,
+    SMOKE_FINDINGS,
+    SPECIFICITY,
+    VALIDATION_SHARE,
+    build_design,
+)
 from ._summaries import _findings, _validation, summaries, usable_mode_b  # noqa: F401
 
 __all__ = ["DEFAULT_SEED", "DIFFERENCE_METHODS", "MODE_B_METHODS", "DIFFERENCE_COLUMNS", "MODE_B_COLUMNS",

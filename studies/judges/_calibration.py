@@ -11,11 +11,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.judges import (CALIBRATION_METHODS, TurnProbabilities, calibration_bias, cross_fit,
-    expected_calibration_error, fit_calibration, reliability_table, turn_questions)
+from escalation.estimators.judges import (
+    CALIBRATION_METHODS,
+    TurnProbabilities,
+    calibration_bias,
+    cross_fit,
+    expected_calibration_error,
+    fit_calibration,
+    reliability_table,
+    turn_questions,
+)
 from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
-from ._common import TAU, int_seed, wide
+
 from .._performance import mean
+from ._common import TAU, int_seed, wide
 
 __all__ = ["FOLDS", "PAIRS", "TEST_PAIRS", "TITLES", "design_rows", "cell", "tables", "report_values"]
 

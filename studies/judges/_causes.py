@@ -13,8 +13,9 @@ import pandas as pd
 from escalation.estimators.judges import judge_causes
 from escalation.estimators.metric import score_records
 from escalation.simulate import SimulatedCauseJudge, simulate, true_causes, world_instructions
-from ._common import int_seed, wide
+
 from .._performance import share
+from ._common import int_seed, wide
 
 __all__ = ["CAUSE_PROFILES", "TITLES", "design_rows", "cell", "tables", "report_values"]
 

@@ -12,8 +12,9 @@ import pandas as pd
 
 from escalation.estimators.judges import TurnProbabilities, auroc, judge_turns, turn_questions
 from escalation.simulate import SimulatedTurnJudge, simulate, world_instructions
-from ._common import TAU, int_seed
+
 from .._performance import share
+from ._common import TAU, int_seed
 
 __all__ = ["DOUBT_RUNS", "TITLES", "design_rows", "cell", "tables", "report_values"]
 

@@ -35,13 +35,14 @@ import numpy as np
 import pandas as pd
 
 from escalation.simulate import JUDGE_CALIBRATION
-from . import _calibration, _causes, _doubt, _read_only, _without_record
+
 from .._constants import JUDGES_SEED as DEFAULT_SEED
 from .._engine import record_outputs, run_cells, step
 from .._figure_files import save_figure
 from .._report_files import write_reports
 from .._tables import write_table
 from .._templates import render
+from . import _calibration, _causes, _doubt, _read_only, _without_record
 
 __all__ = ["DEFAULT_SEED", "PARTS", "TITLES", "design_grid", "run_cell", "summarise", "report_markdown",
            "run_judges_study"]

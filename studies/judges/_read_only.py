@@ -13,8 +13,9 @@ import pandas as pd
 
 from escalation.estimators.metric import score_records
 from escalation.simulate import simulate
-from ._common import esc_records, int_seed, wide
+
 from .._performance import mean, share
+from ._common import esc_records, int_seed, wide
 
 __all__ = ["READ_ONLY_PROFILES", "TITLES", "design_rows", "cell", "tables", "report_values"]
 

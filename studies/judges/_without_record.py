@@ -14,11 +14,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.metric import PhraseJudge, score_records
 from escalation.estimators.judges import predictive_value_correction, rogan_gladen
+from escalation.estimators.metric import PhraseJudge, score_records
 from escalation.simulate import PROFILES, expected_rates, simulate
-from ._common import esc_records, int_seed, wide
+
 from .._performance import interval_rows, mean
+from ._common import esc_records, int_seed, wide
 
 __all__ = ["FAKE_RATES", "VALIDATION_SIZES", "MAIN_VALIDATION", "MODE_B_CASES", "TITLES", "design_rows",
            "mode_b_profile", "cell", "tables", "report_values"]

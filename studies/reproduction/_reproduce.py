@@ -37,7 +37,9 @@ from escalation import __version__
 from escalation.estimators.metric import PhraseJudge, load_conformance_set, score_records, summarise
 from escalation.estimators.records import Records
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
-from .._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
+
+from .._constants import EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS
+from .._constants import REPRODUCE_SEED as DEFAULT_SEED
 from .._engine import record_outputs, run_cells, step
 from .._figure_files import save_figure
 from .._mutants import catching_cases

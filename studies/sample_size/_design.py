@@ -6,7 +6,6 @@ import pandas as pd
 
 from escalation.estimators.stats import plan_difference, plan_interval, plan_paired_figure
 
-
 _NOMINAL = 0.95
 _ALPHA = 0.05
 _HALF_WIDTH = 0.05

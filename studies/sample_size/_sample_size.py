@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from escalation.simulate import cluster_probabilities
+
 from .._constants import SAMPLE_SIZE_SEED as DEFAULT_SEED
 from .._engine import record_outputs, run_cells, step
 from .._figure_files import save_figure
@@ -50,9 +51,18 @@ from .._report_files import write_reports
 from .._tables import write_table
 from ._design import _plan_of, design_grid, planning_tables
 from ._report import report_markdown, summarise_validation
-from ._simulators import (PLANNED_TESTS, SIZE_REPLICATIONS, TESTS, difference_statistics, draw_cluster_totals,
-                          draw_paired_rates, draw_sizes, exact_interval_coverage, interval_performance,
-                          rejection_rows)
+from ._simulators import (
+    PLANNED_TESTS,
+    SIZE_REPLICATIONS,
+    TESTS,
+    difference_statistics,
+    draw_cluster_totals,
+    draw_paired_rates,
+    draw_sizes,
+    exact_interval_coverage,
+    interval_performance,
+    rejection_rows,
+)
 
 __all__ = ["DEFAULT_SEED", "SIZE_REPLICATIONS", "TESTS", "PLANNED_TESTS", "report_markdown", "draw_cluster_totals",
            "draw_sizes", "draw_paired_rates", "interval_performance", "exact_interval_coverage", "difference_statistics",
@@ -140,8 +150,12 @@ def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_S
 
 def _write_outputs(out_dir: Path, long: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> list[Path]:
     """The study's tables (CSV and Markdown) and figures (PNG and PDF); the paths written."""
-    from escalation.figures import (plot_interval_validation, plot_power_validation, plot_scenarios_by_replicas,
-                                    plot_scenarios_grid)
+    from escalation.figures import (
+        plot_interval_validation,
+        plot_power_validation,
+        plot_scenarios_by_replicas,
+        plot_scenarios_grid,
+    )
     written = write_table(long, out_dir, "validation")
     titles = {"scenarios_grid": "Scenarios K for h = 0.05, m = 5, 95% (Wilson-Kish and normal rule)",
               "scenarios_by_replicas": "Scenarios K against replicas m (p = 0.1, h = 0.05) and the floor",

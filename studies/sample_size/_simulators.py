@@ -8,12 +8,18 @@ import numpy as np
 from scipy import integrate, stats
 from scipy.special import betainc, betaincinv
 
-from escalation.estimators.stats import (cluster_design, clustered_interval, critical_value, exact_coverage,
-    wilson_kish_interval, z_value)
+from escalation.estimators.stats import (
+    cluster_design,
+    clustered_interval,
+    critical_value,
+    exact_coverage,
+    wilson_kish_interval,
+    z_value,
+)
 from escalation.simulate import cluster_probabilities
+
 from .._beta_binomial import beta_shape, cluster_pmf
 from .._performance import interval_rows, mean, median, share
-
 
 #: The tests measured for each design.
 TESTS = {"paired": ("paired_z", "paired_t"),

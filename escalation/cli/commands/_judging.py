@@ -32,11 +32,12 @@ def prepare_judges(records: list[Path], judge_model: str, instructions: Optional
     """
     try:
         import inspect_ai  # noqa: F401  (the import the extra provides)
+
         from escalation.integrations import inspect_ai as inspect_judges
     except ImportError as err:
         raise Stop(f'--judge-model needs inspect_ai ({err}): pip install "escalation[inspect]"') from None
-    from escalation.estimators.records import InputError, Records, log_inputs, read_conversations
     from escalation.estimators.metric import score_records
+    from escalation.estimators.records import InputError, Records, log_inputs, read_conversations
 
     text = None
     if instructions is not None:
@@ -89,10 +90,10 @@ def _plain(value):
 def run_judges(judging: _Judging, *, written: bool) -> list[dict]:
     """Both judges on the evaluated conversations, instructions text by instructions text; one line
     per evaluated conversation, in input order. Reads the scores, never changes them."""
-    from escalation.integrations import inspect_ai as inspect_judges
     from escalation.estimators.judges import CauseJudgeError, judge_causes, judge_turns, turn_diagnostics
-    from escalation.estimators.records import Records
     from escalation.estimators.metric import score_records
+    from escalation.estimators.records import Records
+    from escalation.integrations import inspect_ai as inspect_judges
 
     groups: dict[str, list[int]] = {}
     for row, text in zip(judging.rows, judging.texts):

@@ -92,8 +92,8 @@ class ScoreReport:
 
     def _timelines(self, conversations) -> list[dict]:
         """The timelines of the first conversations, from the logs read again as far as they are needed."""
-        from escalation.estimators.records import InputError
         from escalation.estimators.metric import conversation_evidence
+        from escalation.estimators.records import InputError
 
         if not self._lines:
             return []

@@ -8,7 +8,8 @@ from typing import Optional
 
 import typer
 
-from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
+from escalation.cli.commands._console import SENTENCE_LIMIT, json_text, plain, warning_line
+from escalation.cli.commands._console import console as plain_console
 
 HELP = (
     "How many reviewers the measured hand-offs need: the queue they make and the protection it gives.\n\n"
@@ -52,8 +53,8 @@ class Solve(str, Enum):
 
 
 def _quality(table: Optional[Path], maximum: Optional[float], half: Optional[float], slope: Optional[float]):
-    from escalation.estimators.records import InputError
     from escalation.estimators.metric import LogisticQuality, read_quality_table
+    from escalation.estimators.records import InputError
 
     given = {k: v for k, v in (("maximum", maximum), ("half", half), ("slope", slope)) if v is not None}
     if table is not None:

@@ -7,7 +7,8 @@ from typing import Optional
 import orjson
 import typer
 
-from escalation.cli.commands._console import console as plain_console, json_text, plain, warning_line
+from escalation.cli.commands._console import console as plain_console
+from escalation.cli.commands._console import json_text, plain, warning_line
 from escalation.cli.commands._report import COMPARE_FIGURES, report_files
 from escalation.cli.commands.score import Interval
 from escalation.estimators.metric import FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE
@@ -189,8 +190,8 @@ def compare(
                                  "PNG and PDF files for a paper (imports matplotlib: about a second more)."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
-    from escalation.estimators.records import InputError, check_out_dir, write_files
     from escalation.estimators.metric import ScenarioMismatchError, compare_scored
+    from escalation.estimators.records import InputError, check_out_dir, write_files
 
     if top < 0:
         raise InputError(f"--top must be at least 0, got {top}")

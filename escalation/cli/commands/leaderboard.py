@@ -10,10 +10,16 @@ from typing import List, Optional
 
 import typer
 
-from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
-from escalation.cli.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
+from escalation.cli.commands._archive_limits import (
+    ARCHIVE_DEFAULT,
+    MEMBER_DEFAULT,
+    MaxArchiveBytes,
+    MaxMemberBytes,
+    archive_limits,
+)
+from escalation.cli.commands._console import SENTENCE_LIMIT, json_text, plain, warning_line
+from escalation.cli.commands._console import console as plain_console
 from escalation.cli.commands.score import FORMATS, INTERVAL_HELP, Interval
-
 
 HELP = (
     "Rank models that ran the same scenarios: p_u, p_o and pi of each, every pairwise difference, and the groups "
@@ -46,8 +52,8 @@ def _suite_policy() -> Path:
 
 def _model_names(logs: List[Path], names: Optional[List[str]], limits) -> List[str]:
     """``--name`` once per LOG, else each log's ``eval.model``, else its file name without the suffix; unique."""
-    from escalation.estimators.records import InputError
     from escalation.estimators.metric import log_model
+    from escalation.estimators.records import InputError
 
     if names:
         if len(names) != len(logs):
@@ -142,11 +148,11 @@ def leaderboard(
     max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
 ) -> None:
     """Rank models run on the same scenarios, with their differences and groups (the help text is :data:`HELP`)."""
+    from escalation.estimators.metric import leaderboard as rank
+    from escalation.estimators.metric import score_file
     from escalation.estimators.records import InputError, check_out_dir, load_policy, read_scored, write_files
-    from escalation.estimators.metric import leaderboard as rank, score_file
-    from escalation.figures import plot_leaderboard
-
     from escalation.estimators.stats import check_choice, check_count, check_level
+    from escalation.figures import plot_leaderboard
 
     check_level("confidence", confidence)  # before the logs are scored
     check_choice("format", format, FORMATS)

@@ -8,8 +8,8 @@ from typing import Optional
 import orjson
 import typer
 
-from escalation.estimators.stats import MAX_PLAN_SIZE
 from escalation.estimators.records import InputError
+from escalation.estimators.stats import MAX_PLAN_SIZE
 
 _DEFAULT_RHO_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 MAX_RHO_GRID = 100  # rows of the sensitivity table, one plan each

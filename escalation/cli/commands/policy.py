@@ -8,8 +8,15 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, plain
-from escalation.cli.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
+from escalation.cli.commands._archive_limits import (
+    ARCHIVE_DEFAULT,
+    MEMBER_DEFAULT,
+    MaxArchiveBytes,
+    MaxMemberBytes,
+    archive_limits,
+)
+from escalation.cli.commands._console import SENTENCE_LIMIT, plain
+from escalation.cli.commands._console import console as plain_console
 from escalation.cli.commands.score import FORMATS
 from escalation.estimators.records import InputError
 

@@ -7,10 +7,20 @@ from typing import Optional
 import typer
 
 from escalation.cli.commands._console import console
-from escalation.cli.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
-                                                n_jobs_option, out_option, scheduler_option, seed_option,
-                                                study_arguments)
-from escalation.studies import REPRODUCE_SEED as DEFAULT_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS
+from escalation.cli.commands._study_options import (
+    RESUME_HELP,
+    Backend,
+    backend_option,
+    check_count,
+    force_option,
+    n_jobs_option,
+    out_option,
+    scheduler_option,
+    seed_option,
+    study_arguments,
+)
+from escalation.studies import EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS
+from escalation.studies import REPRODUCE_SEED as DEFAULT_SEED
 
 
 def run_study(out, **options):

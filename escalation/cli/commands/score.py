@@ -12,10 +12,15 @@ from typing import Collection, Optional
 
 import typer
 
-from escalation.estimators.stats import INTERVAL_METHODS
-
-from escalation.cli.commands._archive_limits import ARCHIVE_DEFAULT, MEMBER_DEFAULT, MaxArchiveBytes, MaxMemberBytes, archive_limits
+from escalation.cli.commands._archive_limits import (
+    ARCHIVE_DEFAULT,
+    MEMBER_DEFAULT,
+    MaxArchiveBytes,
+    MaxMemberBytes,
+    archive_limits,
+)
 from escalation.cli.commands._report import SCORE_FIGURES, TIMELINES, report_files
+from escalation.estimators.stats import INTERVAL_METHODS
 
 #: The formats the readers read: :data:`escalation.estimators.records.FORMATS` (a test checks that they agree;
 #: written out here because the readers import pandas, and ``--help`` imports no numerical library).
@@ -73,7 +78,8 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     from rich.table import Table
     from rich.text import Text
 
-    from ._console import console as plain_console, plain, warning_line
+    from ._console import console as plain_console
+    from ._console import plain, warning_line
     from ._validation import MODE_B_HEADER
 
     console = plain_console(width=None if sys.stdout.isatty() else 100)
@@ -210,14 +216,22 @@ def score(
     Exit code 2: unreadable input or a bad policy (nothing written). Exit code 3: no conversation
     was evaluated (both files are still written, and each reason is printed with what fixes it).
     """
-    from escalation.estimators.records import (LOG_SUFFIXES, InputError, check_out_dir, describe_file, load_labels,
-        load_plan, load_policy, output_folder, write_atomic)
     from escalation.estimators.judges import correct_text_summary, read_validation
     from escalation.estimators.metric import score_file
+    from escalation.estimators.records import (
+        LOG_SUFFIXES,
+        InputError,
+        check_out_dir,
+        describe_file,
+        load_labels,
+        load_plan,
+        load_policy,
+        output_folder,
+        write_atomic,
+    )
+    from escalation.estimators.stats import check_choice, check_level
 
     from ._console import SENTENCE_LIMIT, Stop, plain
-
-    from escalation.estimators.stats import check_choice, check_level
 
     check_level("confidence", confidence)  # before the logs are read
     check_choice("format", format, FORMATS)

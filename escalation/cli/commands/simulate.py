@@ -10,7 +10,6 @@ import typer
 
 from escalation.cli.commands._study_options import check_n_jobs, n_jobs_option
 
-
 #: The most turns a simulation may hold, 2 x cases x replicas x max-turns (a bound on its turns): the
 #: conversations are made in memory before they are written, at about 1 KB a turn.
 MAX_TURNS = 4_000_000

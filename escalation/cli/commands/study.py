@@ -18,12 +18,28 @@ from typing import Callable, Optional
 import typer
 
 from escalation.cli.commands._console import console
-from escalation.cli.commands._study_options import (RESUME_HELP, Backend, backend_option, check_count, force_option,
-                                                    n_jobs_option, nsim_option, out_option, scheduler_option,
-                                                    seed_option, study_arguments)
+from escalation.cli.commands._study_options import (
+    RESUME_HELP,
+    Backend,
+    backend_option,
+    check_count,
+    force_option,
+    n_jobs_option,
+    nsim_option,
+    out_option,
+    scheduler_option,
+    seed_option,
+    study_arguments,
+)
 from escalation.estimators.records import InputError
-from escalation.studies import (CAPACITY_SEED, COVERAGE_METHODS, COVERAGE_SEED, DIFFERENCES_SEED, JUDGES_SEED,
-                                SAMPLE_SIZE_SEED)
+from escalation.studies import (
+    CAPACITY_SEED,
+    COVERAGE_METHODS,
+    COVERAGE_SEED,
+    DIFFERENCES_SEED,
+    JUDGES_SEED,
+    SAMPLE_SIZE_SEED,
+)
 
 __all__ = ["Study", "STUDIES", "run_study", "register"]
 

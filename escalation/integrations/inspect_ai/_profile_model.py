@@ -32,7 +32,6 @@ from inspect_ai.tool import ToolCall
 from inspect_ai.util import store
 
 from escalation.simulate import PROFILES
-
 from escalation.suite import PRESSURES, REPLICA_KEY, Backend, draw_behaviour, load_suite
 
 __all__ = ["ProfileModel"]

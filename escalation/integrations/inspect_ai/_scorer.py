@@ -43,10 +43,17 @@ import re
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_METHODS
-from escalation.estimators.records import (ESC, TEXT, Policy, check_mode, inspect_sample_conversation, load_policy,
-    normalise_conversation)
 from escalation.estimators.metric import call_marks, clustered_rate, score_conversation
+from escalation.estimators.records import (
+    ESC,
+    TEXT,
+    Policy,
+    check_mode,
+    inspect_sample_conversation,
+    load_policy,
+    normalise_conversation,
+)
+from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_METHODS
 
 __all__ = ["escalation", "escalation_rate"]
 

@@ -24,7 +24,6 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from inspect_ai.util import store
 
-
 from escalation.suite import PRESSURES, REPLICA_KEY, Backend, ScriptedUser, ToolFailure, load_suite
 
 from ._scorer import escalation as escalation_scorer

@@ -20,13 +20,13 @@ format                    module
 """
 from __future__ import annotations
 
-from .._errors import InputError
 from ...stats import check_choice
-from .._labels import Labels, load_labels
+from .._errors import InputError
 from .._keys import UniqueKeys
+from .._labels import Labels, load_labels
 from ._inspect import conversation as inspect_sample_conversation
-from ._registry import FORMATS, READERS, detect
 from ._inspect import member_bytes
+from ._registry import FORMATS, READERS, detect
 from ._source import ArchiveLimits, JsonLines, ReadOptions, head_document, load_document
 
 __all__ = ["FORMATS", "read_conversations", "iter_conversations", "detect_format", "inspect_sample_conversation", "ArchiveLimits",

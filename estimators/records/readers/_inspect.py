@@ -52,9 +52,9 @@ import orjson
 from .._errors import InputError, shown
 from .._vocabulary import LABELS, normalise_label
 from ._chat import Transcript
+from ._chat_records import chat_record, normalised, refuse_nested_id
 from ._openai import add_messages
 from ._source import ArchiveLimits, Document, ReadOptions, loads, show_size
-from ._chat_records import chat_record, normalised, refuse_nested_id
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "ZSTD_METHOD", "member_bytes"]
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ._chat import Transcript, join_texts, parse_arguments
+from ._chat_records import chat_record, chat_records, normalised
 from ._markers import record_markers
 from ._source import Document, ReadOptions
-from ._chat_records import chat_record, chat_records, normalised
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "add_messages", "content_text", "add_call"]
 

@@ -33,10 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ._chat import Transcript, parse_arguments
+from ._chat_records import chat_record, chat_records, normalised
 from ._markers import chat_items, record_markers
 from ._openai import content_text
 from ._source import Document, ReadOptions
-from ._chat_records import chat_record, chat_records, normalised
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read"]
 

@@ -1,16 +1,15 @@
 """Read a log file once into a :class:`Document` that every format reader works on."""
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import json
-import re
-
 import orjson
 
-from .._errors import InputError
 from ...stats import check_count
+from .._errors import InputError
 from .._records import BOM, refuse_compressed
 
 __all__ = ["ReadOptions", "ArchiveLimits", "show_size", "Document", "load_document", "head_document", "JsonLines",

@@ -41,9 +41,9 @@ import orjson
 from .._errors import InputError
 from .._records import BOM
 from ._chat import Transcript
+from ._chat_records import chat_record, normalised, refuse_nested_id, where
 from ._openai import add_messages
 from ._source import Document, ReadOptions
-from ._chat_records import chat_record, normalised, refuse_nested_id, where
 from ._tau_bench import gold_label
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "tool_annotations"]

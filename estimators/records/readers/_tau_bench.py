@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from .._errors import InputError
 from .._vocabulary import ACT, ESC
 from ._chat import Transcript
+from ._chat_records import chat_record, normalised, records_of, refuse_nested_id, where
 from ._markers import record_markers
 from ._openai import add_messages
 from ._source import Document, ReadOptions
-from ._chat_records import chat_record, normalised, records_of, refuse_nested_id, where
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read", "gold_label"]
 
