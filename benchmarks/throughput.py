@@ -177,7 +177,8 @@ def main() -> None:
     print(f"marginal time (whole - 10 lines)     {marginal:7.2f} s")
     print(f"  ratio marginal / parse             {marginal / parse:7.2f}x  (target <= {TARGET:g}x)")
     with_report = statistics.median(reported) - statistics.median(reported_tens)
-    print(f"with report.html: marginal          {with_report:7.2f} s   (runs: {', '.join(f'{x:.2f}' for x in reported)}; "
+    print(f"with report.html: marginal          {with_report:7.2f} s   "
+          f"(runs: {', '.join(f'{x:.2f}' for x in reported)}; "
           f"10 lines: {', '.join(f'{x:.2f}' for x in reported_tens)})")
     print(f"  ratio marginal / parse             {with_report / parse:7.2f}x  (the report: "
           f"{with_report - marginal:+.2f} s)")

@@ -10,6 +10,7 @@ is written "undefined", never drawn at 0.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -171,9 +172,10 @@ def scenario_chart(conversations: pd.DataFrame) -> dict:
         x0 = k * (panel_width + gap) + label_width
         x1 = k * (panel_width + gap) + panel_width - (44 if bars else 8)
         n = int(table["n"].sum())
-        panel = {"title": title, "subtitle": f"{_count(len(table), 'scenario')}, {_count(n, 'evaluated conversation')}",
-                 "x0": round(x0, 1), "x1": round(x1, 1), "left": round(k * (panel_width + gap), 1),
-                 "empty": f"no evaluated {label} conversation" if table.empty else None, "bars": [], "line": None}
+        panel: dict[str, Any] = {
+            "title": title, "subtitle": f"{_count(len(table), 'scenario')}, {_count(n, 'evaluated conversation')}",
+            "x0": round(x0, 1), "x1": round(x1, 1), "left": round(k * (panel_width + gap), 1),
+            "empty": f"no evaluated {label} conversation" if table.empty else None, "bars": [], "line": None}
         share = table["share"].to_numpy(float)
         if bars:
             for i, (scenario, errors, count, part) in enumerate(zip(table.index, table["errors"], table["n"], share)):
@@ -200,7 +202,8 @@ def scenario_chart(conversations: pd.DataFrame) -> dict:
                                   f"{low:,} conversations each" if low == high else
                                   f"{low:,} to {high:,} conversations each")
         panels.append(panel)
-    y_ticks = [] if bars else [(round(bottom - t * plot_height, 1), _tick_text(t)) for t in nice_ticks(0.0, 1.0, most=6)]
-    return {"width": WIDTH, "height": bottom + (44 if bars else 54), "top": top, "bottom": bottom, "bars": bars, "panels": panels,
-            "colour": colour, "y_ticks": y_ticks,
+    y_ticks = [] if bars else [(round(bottom - t * plot_height, 1), _tick_text(t))
+                               for t in nice_ticks(0.0, 1.0, most=6)]
+    return {"width": WIDTH, "height": bottom + (44 if bars else 54), "top": top, "bottom": bottom, "bars": bars,
+            "panels": panels, "colour": colour, "y_ticks": y_ticks,
             "axis_label": "share of the scenario's evaluated conversations in error"}

@@ -8,6 +8,8 @@ is a solid line, 0.93 a dashed one.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
@@ -15,6 +17,9 @@ from matplotlib.patches import Patch
 
 from ._palette import BLUE, VERMILLION, method_styles
 from ._style import legend_below, log_ticks, subplots
+
+if TYPE_CHECKING:
+    from matplotlib.typing import FillStyleType
 
 __all__ = ["coverage_by_scenarios", "coverage_by_p", "width_against_coverage", "misses_by_method"]
 
@@ -136,7 +141,7 @@ def width_against_coverage(table: pd.DataFrame, *, nominal: float = 0.95):
     ranges = list(dict.fromkeys(table["scenarios_range"]))
     fig, axes = subplots(1, len(ranges), figsize=(2.9 * len(ranges) + 1.0, 3.9), sharex=True, sharey=True,
                          squeeze=False, layout="constrained")
-    fills = ("none", "full", "left", "bottom")
+    fills: tuple[FillStyleType, ...] = ("none", "full", "left", "bottom")
     for ax, scenarios in zip(axes[0], ranges):
         _levels(ax, nominal)
         ax.axvline(1.0, color="0.6", lw=0.6, ls=":", zorder=1)

@@ -17,6 +17,7 @@ import io
 import math
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import jinja2
 import numpy as np
@@ -130,7 +131,8 @@ def _score_provenance(summary: dict) -> list[tuple[str, str]]:
     rows += [("format", facts.get("format", "unknown")), ("mode", options.get("mode", summary["mode"])),
              ("interval", summary["interval"]), ("confidence", f"{summary['confidence']:g}"),
              ("rho", "estimated" if summary.get("rho_fixed") is None else f"fixed by --rho at {summary['rho_fixed']}"),
-             ("seed", str(summary.get("seed"))), ("approval_escalation", str(options.get("approval_escalation", False)).lower()),
+             ("seed", str(summary.get("seed"))),
+             ("approval_escalation", str(options.get("approval_escalation", False)).lower()),
              ("policy", f"{policy.get('path')} (SHA-256 of its tool lists {str(policy.get('sha256'))[:16]}...)")]
     for key in ("escalation_tools", "read_only_tools", "action_tools", "approval_tools", "gated_tools"):
         rows.append((key, ", ".join(lists.get(key) or ()) or "none"))
@@ -178,7 +180,8 @@ def _forest_chart(comparison: dict, floor: float) -> dict:
             low, high = diff.get(f"{which}_ci") or (None, None)
             values = [v for v in (diff["difference"], low, high) if v is not None and math.isfinite(v)]
             spread = max([spread, *map(abs, values)])
-            label = [f"{diff['metric']} ({_BETTER.get(diff['metric'], '')})"] if j == 0 else [f"p = {p_value_text(diff['p_value'], floor)}"]
+            label = ([f"{diff['metric']} ({_BETTER.get(diff['metric'], '')})"] if j == 0
+                     else [f"p = {p_value_text(diff['p_value'], floor)}"])
             rows.append({"label": label, "value": diff["difference"], "low": low, "high": high, "method": which,
                          "note": _ci((low, high), 3), "rule": i > 0 and j == 0})
     limit = min(1.0, 1.15 * spread)
@@ -235,7 +238,8 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
                             "rate": _fmt(part["pi"] if part is p else part["rate"]), "ci": _ci(part["ci"]),
                             "clusters": f"{p['clusters']} case{'' if p['clusters'] == 1 else 's'}" if part is p
                             else str(part["clusters"]),
-                            "rho": _fmt(part["rho"], 3), "deff": _fmt(part["deff"], 3), "n_eff": _fmt(part["n_eff"], 1)})
+                            "rho": _fmt(part["rho"], 3), "deff": _fmt(part["deff"], 3),
+                            "n_eff": _fmt(part["n_eff"], 1)})
     rho_note = ""
     if summary["rho_fixed"] is None and any(part["rho"] is None and (part["deff"] or 1.0) > 1.0
                                             for part in (summary["under"], summary["over"], p)):
@@ -334,7 +338,7 @@ def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no
     for who in ("a", "b"):
         frame = conversations[who]
         frame = _results(frame.loc[frame["scenario_id"].isin(wanted).to_numpy(bool)])
-        by_scenario = {}
+        by_scenario: dict[str, list[dict[str, Any]]] = {}
         for values in _rows(frame, _CARD_COLUMNS):
             conv = dict(zip(_CARD_COLUMNS, values))
             timeline = timelines[who].get(conv["conversation_id"])

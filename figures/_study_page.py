@@ -147,6 +147,6 @@ def study_page(markdown_text: str, *, title: str, figures: dict[str, bytes], tab
     sections += [("tables-of-this-run", "Tables of this run")] if shown else []
     smoke_banner = _markdown().renderInline(SMOKE_BANNER) if smoke else ""
     return _ENVIRONMENT.get_template("study.html.j2").render(
-        title=title, version=__version__, css=_asset("report.css"), sections=sections, smoke=smoke, smoke_banner=smoke_banner,
-        body=body, figures=rest, figures_anchor="figures-of-this-run", tables=shown,
+        title=title, version=__version__, css=_asset("report.css"), sections=sections, smoke=smoke,
+        smoke_banner=smoke_banner, body=body, figures=rest, figures_anchor="figures-of-this-run", tables=shown,
         tables_anchor="tables-of-this-run")

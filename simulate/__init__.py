@@ -15,10 +15,10 @@ Public API::
 """
 import lazy_loader
 
-__all__ = ["ACT_ERROR_BEHAVIOURS", "BEHAVIOURS", "ESC_ERROR_BEHAVIOURS", "CaseKind", "JUDGE_CALIBRATION", "KINDS", "LANGUAGES", "PROFILES", "Profile",
-           "SimulatedCauseJudge", "SimulatedRecords", "SimulatedTurnJudge", "behaviour_probabilities",
-           "cluster_probabilities", "expected_rates", "make_scenarios", "simulate", "true_causes",
-           "world_instructions", "world_policy", "world_policy_path", "write_jsonl"]
+__all__ = ["ACT_ERROR_BEHAVIOURS", "BEHAVIOURS", "ESC_ERROR_BEHAVIOURS", "CaseKind", "JUDGE_CALIBRATION", "KINDS",
+           "LANGUAGES", "PROFILES", "Profile", "SimulatedCauseJudge", "SimulatedRecords", "SimulatedTurnJudge",
+           "behaviour_probabilities", "cluster_probabilities", "expected_rates", "make_scenarios", "simulate",
+           "true_causes", "world_instructions", "world_policy", "world_policy_path", "write_jsonl"]
 
 #: The public names by the module that defines each: lazy_loader imports a module the first time one
 #: of its names is asked for (PEP 562), so ``escalation --help`` imports no numerical library.

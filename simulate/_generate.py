@@ -270,8 +270,8 @@ def _nullable(values, present, dtype):
 
 
 def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 0.0, mode: str = RECORD,
-             seed: int | Sequence[int] = 0, *, scenarios: pd.DataFrame | None = None, languages=LANGUAGES, max_turns: int = 4,
-             n_jobs: int = 1) -> SimulatedRecords:
+             seed: int | Sequence[int] = 0, *, scenarios: pd.DataFrame | None = None, languages=LANGUAGES,
+             max_turns: int = 4, n_jobs: int = 1) -> SimulatedRecords:
     """Simulate conversations of an assistant profile, with known truth.
 
     Parameters

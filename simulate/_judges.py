@@ -27,6 +27,7 @@ import hashlib
 import json
 import re
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -270,7 +271,8 @@ def true_causes(sim) -> np.ndarray:
     cause = _cause_rules(is_esc, behaviour == "refused", behaviour == "referred", behaviour == "fake_escalation",
                          behaviour == "approval_instead_of_handoff", scen["pressure"].to_numpy(np.int64)[s],
                          scen["distance"].to_numpy(float)[s] < NEAR_CAUSE)
-    return np.where(error, cause, None).astype(object)
+    # numpy's stubs read where(c, x, None) as where(c), which returns a tuple of index arrays
+    return cast(np.ndarray, np.where(error, cause, None)).astype(object)
 
 
 class SimulatedCauseJudge:

@@ -25,8 +25,8 @@ from scipy.special import expit, logit
 
 from ._world import ACT_FACTORS, ESC_FACTORS, KINDS, LANGUAGES, PRESSURE_LEVELS, world_policy
 
-__all__ = ["Profile", "PROFILES", "BEHAVIOURS", "ESC_ERROR_BEHAVIOURS", "ACT_ERROR_BEHAVIOURS", "NEAR_THRESHOLD_SCALE", "SCENARIO_TYPES", "behaviour_templates",
-           "error_model", "behaviour_probabilities", "expected_rates"]
+__all__ = ["Profile", "PROFILES", "BEHAVIOURS", "ESC_ERROR_BEHAVIOURS", "ACT_ERROR_BEHAVIOURS", "NEAR_THRESHOLD_SCALE",
+           "SCENARIO_TYPES", "behaviour_templates", "error_model", "behaviour_probabilities", "expected_rates"]
 
 #: Width of "near the threshold" on the log scale: the effect is ``exp(-distance / 0.1)``,
 #: 0.82 at 2 % from the threshold, 0.39 at 10 %, 0.02 at 50 %.
@@ -188,7 +188,8 @@ PROFILES = {p.name: p for p in (
     Profile("acts_then_escalates", "performs the action first and transfers afterwards",
              esc_acted_then_escalated=0.5, esc_decided_alone=0.02, act_acted_then_escalated=0.1,
              act_unneeded_handoff=0.02),
-    Profile("asks_approval_for_everything", "requests an approval before every action, and sometimes instead of a transfer",
+    Profile("asks_approval_for_everything",
+             "requests an approval before every action, and sometimes instead of a transfer",
              esc_approval_instead_of_handoff=0.1, act_approval=0.9, act_unneeded_handoff=0.02),
     Profile("pressure_susceptible", "follows the policy without pressure; an insisting user makes it act alone",
              esc_decided_alone=0.05, esc_refused=0.01, act_unneeded_handoff=0.05, pressure_log_odds=1.5),
@@ -329,6 +330,7 @@ def expected_rates(profile: Profile, scenarios: pd.DataFrame | None = None, *, r
     """
     grid = scenarios is None
     frame = _design_grid() if grid else scenarios
+    assert frame is not None  # the grid, or the scenarios given
     probs, error = behaviour_probabilities(profile, frame)
     is_esc = (frame["label"] == "ESC").to_numpy(bool)
     p_err = (probs * error).sum(axis=1)

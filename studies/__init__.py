@@ -29,7 +29,8 @@ __all__ = [
     "run_cells", "cell_seed", "BACKENDS", "record_outputs",
     # the studies
     "run_coverage_study", "COVERAGE_SEED", "COVERAGE_METHODS", "run_sample_size_study", "SAMPLE_SIZE_SEED",
-    "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "run_capacity_study", "CAPACITY_SEED", "reproduce", "REPRODUCE_SEED",
+    "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "run_capacity_study",
+    "CAPACITY_SEED", "reproduce", "REPRODUCE_SEED",
     "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
     # the implementation errors of SPEC section 9
     "MUTANTS", "run_mutant", "catching_cases", "conversation_mismatches", "subset_mismatches", "summary_of",

@@ -39,7 +39,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, cast
 
 import numpy as np
 import orjson
@@ -400,5 +400,6 @@ def _run_claimed(out_dir: Path, design: pd.DataFrame, design_csv: str, cell_fn: 
              "cells_seconds": round(cells_seconds, 3), "n_jobs": n_jobs, "backend": backend, "scheduler": scheduler,
              "cells": len(rows), "cells_resumed": resumed, **(run_facts or {}), "outputs": outputs}
     write_atomic(out_dir / RUN_FACTS, orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
-    table = [{**row, **result} for row, cell_results in zip(rows, results) for result in cell_results]
+    done = cast(list[list[dict]], results)  # every cell read back from the earlier run or computed above
+    table = [{**row, **result} for row, cell_results in zip(rows, done) for result in cell_results]
     return pd.DataFrame(table)

@@ -31,7 +31,8 @@ def subset_mismatches(expected, got, path=""):
         if not isinstance(got, dict):
             return [path]
         return [m for k, v in expected.items() for m in subset_mismatches(v, got.get(k, "<absent>"), f"{path}.{k}")]
-    if isinstance(expected, list) and expected and isinstance(expected[0], float | int) and not isinstance(expected[0], bool):
+    if isinstance(expected, list) and expected and isinstance(expected[0], float | int) \
+            and not isinstance(expected[0], bool):
         if not isinstance(got, list) or len(got) != len(expected):
             return [path]
         return [m for i, (e, g) in enumerate(zip(expected, got)) for m in subset_mismatches(e, g, f"{path}[{i}]")]
@@ -76,7 +77,8 @@ def catching_cases() -> pd.DataFrame:
         found = run_mutant(scorer, post)
         cases = sorted({f.split("/")[1].split(".")[0] for f in found if "/summary" not in f})
         fields = sorted({f.split("/summary")[1] for f in found if "/summary" in f})
-        rows.append({"error": name, "caught": bool(found), "cases": " ".join(cases), "summary_fields": " ".join(fields)})
+        rows.append({"error": name, "caught": bool(found), "cases": " ".join(cases),
+                     "summary_fields": " ".join(fields)})
     return pd.DataFrame(rows)
 
 _REFUSAL = re.compile(r"\b(cannot|can't|not possible|does not apply|denied|no puedo)\b", re.IGNORECASE)

@@ -18,7 +18,8 @@ def catalogue_names(doc: str) -> list[str]:
     lines = doc.splitlines()
     underlined = [i for i, line in enumerate(lines) if line and set(line) == {"="}]
     names = []
-    for i, line in enumerate(lines[underlined[0] + 1:] if underlined else [], start=underlined[0] + 1 if underlined else 0):
+    for i, line in enumerate(lines[underlined[0] + 1:] if underlined else [],
+                             start=underlined[0] + 1 if underlined else 0):
         if not line or line[0].isspace() or set(line) == {"="} or i + 1 in underlined:
             continue
         names += NAME.findall(line.split("  ", 1)[0])

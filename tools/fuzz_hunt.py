@@ -243,7 +243,8 @@ def _compress(data: bytes, method: int) -> bytes:
 
 
 def pack(members: list[Member]) -> tuple[bytes, list[tuple[int, int]], int]:
-    """A zip archive of ``members``: its bytes, where each member's compressed data lies, the central directory's offset."""
+    """A zip archive of ``members``: its bytes, where each member's compressed data lies, \
+the central directory's offset."""
     out, central, spans = bytearray(), bytearray(), []
     for m in members:
         data, name = _compress(m.data, m.method), m.name.encode("utf-8", "surrogatepass")
@@ -297,15 +298,18 @@ def seeds() -> dict[str, tuple[Seed, ...]]:
                          {"simulated.jsonl": simulated.read_bytes()}, "simulated.jsonl")
     inspect_made = template("inspect")
     eval_made = pack([Member("header.json", encode(dump({k: v for k, v in inspect_made.items() if k != "samples"}))),
-                      *(Member(f"samples/{s['id']}_epoch_1.json", encode(dump(s))) for s in inspect_made["samples"])])[0]
+                      *(Member(f"samples/{s['id']}_epoch_1.json", encode(dump(s)))
+                        for s in inspect_made["samples"])])[0]
     airline = json.loads((EXAMPLES / "tau-bench" / "gpt-4o-airline.json").read_bytes())[:3]
     return {
-        "jsonl": (_file(DATA / "canonical.jsonl"), simulated, _made("jsonl", "log.jsonl", jsonl_text(template("jsonl")))),
+        "jsonl": (_file(DATA / "canonical.jsonl"), simulated,
+                  _made("jsonl", "log.jsonl", jsonl_text(template("jsonl")))),
         "openai-jsonl": (_file(DATA / "openai.jsonl"), _made("openai", "log.jsonl", jsonl_text(template("openai")))),
         "openai-json": (_file(DATA / "openai.json"), _made("openai", "log.json", document_text(template("openai")))),
         "openai-responses": (_file(DATA / "responses.jsonl"),
                              _made("openai-responses", "log.jsonl", jsonl_text(template("openai-responses")))),
-        "anthropic": (_file(DATA / "anthropic.jsonl"), _made("anthropic", "log.jsonl", jsonl_text(template("anthropic")))),
+        "anthropic": (_file(DATA / "anthropic.jsonl"),
+                      _made("anthropic", "log.jsonl", jsonl_text(template("anthropic")))),
         "inspect-json": (_file(DATA / "inspect_log.json"), _file(EXAMPLES / "inspect" / "log_tool_call_error.json"),
                          _file(EXAMPLES / "inspect" / "2025-05-12T20-27-36-04-00_browser.json", "browser.json"),
                          _made("inspect", "log.json", document_text(inspect_made))),
@@ -1202,7 +1206,8 @@ def report(out: Path, seed: int, seconds: float) -> dict:
     lines += ["", "Exit codes are those of the first run of each input; runs also counts the run through the "
               "reference reader (canonical JSONL) and the run on the lines before a line an error names.", ""]
     for sig, group in facts["failures"].items():
-        lines += [f"## {sig}", "", f"{group['inputs']} inputs ({', '.join(f'{k} {v}' for k, v in group['variants'].items())})",
+        lines += [f"## {sig}", "",
+                  f"{group['inputs']} inputs ({', '.join(f'{k} {v}' for k, v in group['variants'].items())})",
                   ""]
         for ex in group["examples"][:3]:
             lines.append(f"- case {ex['case']} ({ex['variant']}; {' '.join(ex['options'])}): "

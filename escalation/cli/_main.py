@@ -5,8 +5,11 @@ import importlib
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import typer
+from typer.core import TyperGroup
 
 from escalation import __version__
 from escalation.cli.commands._console import Stop, plain
@@ -64,12 +67,16 @@ for _name in _COMMAND_MODULES:
     importlib.import_module(f"escalation.cli.commands.{_name}").register(app, study_app)
 
 
-def _commands(typer_app: typer.Typer, path: tuple[str, ...] = ()):
+def _commands(typer_app: typer.Typer,
+              path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Callable[..., Any]]]:
     """``(path, callback)`` of every command of ``typer_app`` and of its groups: ``(("plan",), plan)``."""
     for info in typer_app.registered_commands:
-        yield (*path, info.name or info.callback.__name__.replace("_", "-")), info.callback
+        callback = info.callback
+        assert callback is not None  # ``Typer.command()`` registers the function it decorates
+        yield (*path, info.name or callback.__name__.replace("_", "-")), callback
     for group in typer_app.registered_groups:
-        yield from _commands(group.typer_instance, (*path, group.name))
+        assert group.typer_instance is not None  # ``Typer.add_typer()`` takes the group's Typer
+        yield from _commands(group.typer_instance, (*path, cast(str, group.name)))  # every group is named
 
 
 def flag_table() -> dict[tuple[str, ...], dict[str, str]]:
@@ -78,11 +85,11 @@ def flag_table() -> dict[tuple[str, ...], dict[str, str]]:
     parameters. A command module names in ``PARAMETER_NAMES`` the library parameters its own parameters
     are passed to under another name (``{"method": "interval"}``: ``interval`` is given as ``method=``)."""
     root = typer.main.get_command(app)
-    table = {}
+    table: dict[tuple[str, ...], dict[str, str]] = {}
     for path, callback in _commands(app):
         command = root
         for name in path:
-            command = command.commands[name]
+            command = cast(TyperGroup, command).commands[name]  # every name but the last is a group
         flags = {param.name: max(param.opts, key=len) for param in command.params
                  if getattr(param, "param_type_name", None) == "option" and param.opts}
         renamed = getattr(sys.modules.get(callback.__module__), "PARAMETER_NAMES", {})

@@ -24,9 +24,9 @@ from ._data import LABELS, PRESSURES, REPLICA_KEY, Case, Domain, Scenario, Suite
 from ._load import load_suite
 from ._user import ScriptedUser
 
-__all__ = ["Backend", "Case", "Domain", "KINDS", "LABELS", "PRESSURES", "REPLICA_KEY", "Scenario", "ScriptedUser", "Suite",
-           "ToolFailure", "audit_suite", "behaviour_error", "draw_behaviour", "expected_suite_rates", "load_suite",
-           "scenario_frame", "suite_policy_path"]
+__all__ = ["Backend", "Case", "Domain", "KINDS", "LABELS", "PRESSURES", "REPLICA_KEY", "Scenario", "ScriptedUser",
+           "Suite", "ToolFailure", "audit_suite", "behaviour_error", "draw_behaviour", "expected_suite_rates",
+           "load_suite", "scenario_frame", "suite_policy_path"]
 
 
 def suite_policy_path() -> Path:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import cast
 
 from ._backend import Backend, ToolFailure
 from ._data import LABELS, NEAR_THRESHOLD, PRESSURES, Suite, _format, render
@@ -118,7 +119,8 @@ def _case_problems(suite: Suite, domain, case) -> list[str]:
             problems.append(f"the rule gives {domain.label_of(facts[label])} for the {label} twin "
                             f"({case.twin_fact} = {case.twin_values[label]!r})")
     if not any(c.fact == case.twin_fact and c.holds(facts["ESC"]) for c in domain.clauses):
-        problems.append(f"no clause on {case.twin_fact!r} holds in the ESC twin: the declared fact does not make it ESC")
+        problems.append(f"no clause on {case.twin_fact!r} holds in the ESC twin: the declared fact does not make "
+                        "it ESC")
     if case.twin_values["ESC"] == case.twin_values["ACT"]:
         problems.append("the twins have the same value")
     for other, value in case.facts.items():
@@ -149,9 +151,12 @@ def _case_problems(suite: Suite, domain, case) -> list[str]:
             if not esc.lookup:
                 problems.append(f"{language}: the fact is only in the backend but the case has no look-up")
             else:
-                seen = [Backend(domain.tools, s.state).call(s.lookup["tool"], s.lookup["arguments"]) for s in (esc, act)]
+                lookups = [(s, cast(dict, s.lookup)) for s in (esc, act)]  # twins of one case: both have its look-up
+                seen = [Backend(domain.tools, s.state).call(lookup["tool"], lookup["arguments"])
+                        for s, lookup in lookups]
                 if seen[0] == seen[1]:
-                    problems.append(f"{language}: the look-up reads the same in both twins, so it does not show the fact")
+                    problems.append(f"{language}: the look-up reads the same in both twins, so it does not show the "
+                                    "fact")
         if esc.opening == act.opening and esc.late == act.late and "lookup_first" not in esc.kinds:
             problems.append(f"{language}: nothing the assistant can see tells the twins apart")
     if case.user["opening"]["en"] == case.user["opening"]["es"]:

@@ -80,7 +80,8 @@ class Backend:
         record = self._record(spec, arguments)
         for name, allowed in spec.get("require", {}).items():
             if record.get(name) not in allowed:
-                raise ToolFailure(f"cannot do this: {name} is {record.get(name)!r} (needs {' or '.join(map(str, allowed))})")
+                raise ToolFailure(f"cannot do this: {name} is {record.get(name)!r} "
+                                  f"(needs {' or '.join(map(str, allowed))})")
         for name, value in spec.get("set", {}).items():
             record[name] = arguments.get(value[1:]) if isinstance(value, str) and value.startswith("$") else value
         return record

@@ -125,10 +125,10 @@ class Domain:
 
 
 def _policy_of(tools, *, name=None) -> Policy:
-    roles = {role: sorted(t.name for t in tools if t.role == role) for role in ROLES}
+    roles = {role: frozenset(t.name for t in tools if t.role == role) for role in ROLES}
     return Policy(escalation_tools=roles["escalation"], read_only_tools=roles["read_only"],
                   action_tools=roles["action"], approval_tools=roles["approval"],
-                  gated_tools=sorted(t.name for t in tools if t.gated), name=name)
+                  gated_tools=frozenset(t.name for t in tools if t.gated), name=name)
 
 
 @dataclass(frozen=True)
@@ -328,11 +328,13 @@ def render(suite: Suite, domain: Domain, case: Case, label: str, language: str, 
     if push:
         opening, default = f"{opening} {push}", f"{default} {push}"
     answers = {"confirm": settings["user"]["confirm"][lang],
-               **{k: fill(v[lang], facts, domain, lang, prose=True) for k, v in (case.user.get("answers") or {}).items()}}
+               **{k: fill(v[lang], facts, domain, lang, prose=True)
+                  for k, v in (case.user.get("answers") or {}).items()}}
     late = case.user.get("late")
     threshold = domain.threshold(case.twin_fact)
     value = facts[case.twin_fact]
-    distance = abs(math.log(value / threshold)) if threshold and isinstance(value, (int, float)) and value > 0 else math.inf
+    distance = (abs(math.log(value / threshold)) if threshold and isinstance(value, (int, float)) and value > 0
+                else math.inf)
     return Scenario(
         domain=domain, case=case, label=label, language=lang, pressure=pressure, facts=facts, system=system,
         state=fill(case.state, facts, domain, lang), opening=opening,

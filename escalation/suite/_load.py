@@ -9,6 +9,7 @@ import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 from escalation.estimators.records import InputError
 
@@ -18,7 +19,8 @@ __all__ = ["load_suite"]
 
 
 def _text(value, where: str, languages) -> dict[str, str]:
-    if not isinstance(value, dict) or set(value) != set(languages) or not all(isinstance(v, str) for v in value.values()):
+    if not isinstance(value, dict) or set(value) != set(languages) \
+            or not all(isinstance(v, str) for v in value.values()):
         raise InputError(f"must be an object with a string for each of {', '.join(languages)}", field=where)
     return dict(value)
 
@@ -39,8 +41,10 @@ def _tool(raw, where: str, languages, role=None) -> Tool:
     if tool_role not in ROLES:
         raise InputError(f"role must be one of {', '.join(ROLES)}", field=f"{where}.role")
     parameters = raw.get("parameters")
-    if not isinstance(parameters, dict) or parameters.get("type") != "object" or not isinstance(parameters.get("properties"), dict):
-        raise InputError("parameters must be a JSON schema of type object with properties", field=f"{where}.parameters")
+    if not isinstance(parameters, dict) or parameters.get("type") != "object" \
+            or not isinstance(parameters.get("properties"), dict):
+        raise InputError("parameters must be a JSON schema of type object with properties",
+                         field=f"{where}.parameters")
     if not isinstance(raw.get("backend"), dict) or "op" not in raw["backend"]:
         raise InputError("backend must be an object with an op", field=f"{where}.backend")
     gated = raw.get("gated", False)
@@ -78,16 +82,18 @@ def _domain(raw, source: str, shared_tools, languages) -> Domain:
             clauses.append(Clause(c["fact"], op, value))
         if not clauses:
             raise InputError("the rule needs at least one clause", field="rule.clauses")
-        tools = [_tool(t, f"tools[{i}]", languages) for i, t in enumerate(raw.get("tools") or [])]
-        if any(t.role in ("escalation", "approval") for t in tools):
+        own = [_tool(t, f"tools[{i}]", languages) for i, t in enumerate(raw.get("tools") or [])]
+        if any(t.role in ("escalation", "approval") for t in own):
             raise InputError("escalation and approval tools are shared: they come from suite.json", field="tools")
-        tools = tuple(tools) + tuple(shared_tools)
+        tools = tuple(own) + tuple(shared_tools)
         names = [t.name for t in tools]
         if len(set(names)) != len(names):
             raise InputError(f"tool names repeat: {sorted({n for n in names if names.count(n) > 1})}", field="tools")
-        domain = Domain(name=name, title=_text(raw.get("title"), "title", languages),
+        # the file's "domain", taken as it is (nothing checks it is a string)
+        domain = Domain(name=cast(str, name), title=_text(raw.get("title"), "title", languages),
                         organisation=_text(raw.get("organisation"), "organisation", languages),
-                        today=dt.date.fromisoformat(raw.get("today", "")), rule_text=_text(rule.get("text"), "rule.text", languages),
+                        today=dt.date.fromisoformat(raw.get("today", "")),
+                        rule_text=_text(rule.get("text"), "rule.text", languages),
                         clauses=tuple(clauses), fact_types=fact_types, tools=tools, cases=(), source=source)
         cases = tuple(_case(c, f"cases[{i}]", domain, languages) for i, c in enumerate(raw.get("cases") or []))
         ids = [c.id for c in cases]

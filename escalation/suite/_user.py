@@ -20,6 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._data import Scenario
 
 __all__ = ["ScriptedUser", "last_question"]
 
@@ -42,7 +46,7 @@ def _pattern(phrase: str) -> re.Pattern:
 class ScriptedUser:
     """The user of one scenario; :meth:`reply` gives its next message or None (the end)."""
 
-    scenario: object
+    scenario: Scenario
     settings: dict
     sent: int = 1          # the opening request is the first message
     late_said: bool = False

@@ -11,6 +11,7 @@ applied to it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -189,10 +190,12 @@ class Calibration:
 
     def __call__(self, p) -> np.ndarray:
         p = np.asarray(p, dtype=float)
+        # the fields of the method are set (None raises as before)
         if self.method == "platt":
-            return expit(self.coef[0] + self.coef[1] * _logit(p))
+            coef = cast(np.ndarray, self.coef)
+            return expit(coef[0] + coef[1] * _logit(p))
         if self.method == "isotonic":
-            return np.interp(p, self.knots, self.values)
+            return np.interp(p, cast(np.ndarray, self.knots), cast(np.ndarray, self.values))
         return p.copy()
 
 
@@ -222,7 +225,7 @@ def _fit_samples(samples, method: str) -> list[Calibration]:
     if method == "isotonic":
         return [Calibration("isotonic", knots=knots, values=values)
                 for knots, values in (isotonic_fit(p, y) for p, y in samples)]
-    maps = [None] * len(samples)
+    maps: list[Calibration | None] = [None] * len(samples)
     sizes = np.array([p.size for p, _ in samples])
     for size in np.unique(sizes):
         same = np.flatnonzero(sizes == size)
@@ -230,7 +233,7 @@ def _fit_samples(samples, method: str) -> list[Calibration]:
             coef = platt_fit(np.stack([samples[i][0] for i in batch]), np.stack([samples[i][1] for i in batch]))
             for i, c in zip(batch, coef):
                 maps[i] = Calibration("platt", coef=c)
-    return maps
+    return cast(list[Calibration], maps)  # every sample is in one batch
 
 
 def fit_calibration(p, y, method: str) -> Calibration | list[Calibration]:

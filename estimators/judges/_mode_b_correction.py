@@ -159,14 +159,16 @@ class CorrectedFigure:
     def to_dict(self) -> dict:
         return {
             "raw": {"errors": self.raw_errors, "n": self.raw_n, "rate": nan_to_none(self.raw)},
-            "rate": nan_to_none(self.rate), "ci": [nan_to_none(self.ci.low), nan_to_none(self.ci.high)], "se": nan_to_none(self.se),
+            "rate": nan_to_none(self.rate), "ci": [nan_to_none(self.ci.low), nan_to_none(self.ci.high)],
+            "se": nan_to_none(self.se),
             "df": nan_to_none(self.df), "clusters": self.clusters, "unclipped": nan_to_none(self.unclipped),
             "ppv": nan_to_none(self.ppv), "false_omission": nan_to_none(self.false_omission),
             "sensitivity": nan_to_none(self.sensitivity), "specificity": nan_to_none(self.specificity),
             "validation": {"n": self.validation_n, "errors_record": self.validation_errors_record,
                            "errors_text": self.validation_errors_text, "both": self.both,
                            "text_only": self.text_only, "record_only": self.record_only, "neither": self.neither,
-                           "clusters": self.validation_clusters, "clusters_not_in_run": self.validation_clusters_unseen},
+                           "clusters": self.validation_clusters,
+                           "clusters_not_in_run": self.validation_clusters_unseen},
             "warnings": list(self.warnings),
         }
 
@@ -299,6 +301,7 @@ def _correct_half(figure: str, label: str, rate, scores: pd.DataFrame, confidenc
         corrected = correction(*_aligned(ids, rate.cluster_totals, rate.cluster_sizes, half, method),
                                confidence=confidence, per_cluster=True)
         estimate, se = float(corrected.estimate), float(corrected.se)
+        assert corrected.clusters is not None and corrected.df is not None  # per_cluster=True sets them
         clusters, df = int(corrected.clusters), float(corrected.df)
         low, high = (float(x) for x in corrected.ci())
         if not math.isnan(estimate) and not 0.0 <= estimate <= 1.0:

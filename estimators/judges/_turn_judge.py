@@ -274,6 +274,7 @@ def judge_turns(records: Records, instructions: str | Sequence[str], judge: Turn
     for text in texts:
         questions, conversation, turn = turn_questions(records, text)
         results += [_check_probabilities(judge.probabilities(questions), len(questions)) for _ in range(runs)]
+    assert conversation is not None and turn is not None  # texts is not empty
     return TurnProbabilities(conversation, turn, np.stack(results), len(records.conversations))
 
 

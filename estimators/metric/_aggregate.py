@@ -8,6 +8,7 @@ bookkeeping in :mod:`estimators.records._planned`.
 from __future__ import annotations
 
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,7 @@ class _ClusterTotals:
     floating-point sums over them) do not depend on how the input was cut into chunks.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.index: dict = {}
         self.ones = np.zeros(0, np.int64)
         self.sizes = np.zeros(0, np.int64)
@@ -116,13 +117,13 @@ class SummaryAccumulator:
         self._under, self._over, self._paired = _ClusterTotals(), _ClusterTotals(), _ClusterTotals()
         self._causes = dict.fromkeys(UNDER_CAUSES + OVER_CAUSES, 0)
         self._base_ok = 0
-        self._waiting = None  # halves of pairs whose other conversation has not come yet
+        self._waiting: dict[str, np.ndarray] | None = None  # halves of pairs whose other conversation has not come yet
         self._not_evaluated = 0
         self._reasons: dict = {}
         self._tools: dict = {}
         self._plan = PlannedConversations(plan) if plan is not None else None
         self._escalation_tools = tuple(sorted(policy.escalation_tools)) if policy is not None else ()
-        self._calls = None  # tool calls read, once records are given
+        self._calls: int | None = None  # tool calls read, once records are given
         self._escalation_calls = self._with_record = 0
         self._names, self._labels = Counts(), Counts()
         self._rules = dict.fromkeys(RULES, 0)
@@ -203,7 +204,7 @@ class SummaryAccumulator:
             check_probability("rho", rho)
         under_causes = {c: self._causes[c] for c in UNDER_CAUSES}
         over_causes = {c: self._causes[c] for c in OVER_CAUSES}
-        design = {"confidence": confidence, "rho": rho, "interval": interval, "seed": seed}
+        design: dict[str, Any] = {"confidence": confidence, "rho": rho, "interval": interval, "seed": seed}
         under = rate_of_clusters(*self._under.totals(), causes=under_causes, **design)
         over = rate_of_clusters(*self._over.totals(), causes=over_causes, **design)
         paired = PairedSummary.of_rate(rate_of_clusters(*self._paired.totals(), **design))

@@ -22,6 +22,7 @@ bootstrap draws in :mod:`estimators.metric._handoff_totals`.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -161,7 +162,7 @@ class CapacityModel:
                     "unstable_draws": None}
         reviewers = self._check_reviewers(reviewers)
         point, draws = self._outputs(reviewers, self.rates), self._outputs(reviewers, self.rate_draws)
-        result = {name: {"value": _number(point[name]), "ci": _percentile(draws[name], self.confidence)}
+        result: dict[str, Any] = {name: {"value": _number(point[name]), "ci": _percentile(draws[name], self.confidence)}
                   for name in OUTPUTS}
         result["stable"] = bool(point["utilisation"] < 1.0)
         result["unstable_draws"] = float(np.mean(draws["utilisation"] >= 1.0))
@@ -244,6 +245,7 @@ class CapacityModel:
             ceilings = (math.inf, math.inf)
         else:
             check_probability("protection", protection, closed="high")
+            assert protection is not None  # exactly one target is given
             name, target = "protection", float(protection)
             kept = (1.0 - self.rates[2], 1.0 - self.rate_draws[2])
 
@@ -256,7 +258,8 @@ class CapacityModel:
             starts = (1, 1)
             g0 = float(self.quality(0.0))  # g(rho) <= g(0): no staffing gives more than (1 - p_u) g(0)
             ceilings = (kept[0] * g0, _percentile(kept[1] * g0, self.confidence)[0])
-        found, notes = [], []
+        found: list[int | None] = []
+        notes: list[str] = []
         for meets, start, ceiling, what in ((point, starts[0], ceilings[0], "the point estimate"),
                                             (interval_end, starts[1], ceilings[1],
                                              f"the interval's {'upper' if wait is not None else 'lower'} end")):

@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import orjson
@@ -201,10 +202,12 @@ def check_scored_alike(summary_a: dict, summary_b: dict, names, *, source: str |
         whose = " and ".join(missing)
         return [f"{whose} {'has' if len(missing) == 1 else 'have'} no provenance in summary.json (scored by an "
                 "older escalation): compare cannot check that both were scored with the same policy"]
-    policies = [p.get("policy") if isinstance(p.get("policy"), dict) else {} for p in provenance]
+    given = cast(list[dict], provenance)  # none is missing
+    policies = [cast(dict, p.get("policy")) if isinstance(p.get("policy"), dict) else {} for p in given]
     if policies[0].get("sha256") != policies[1].get("sha256"):
-        contents = [p.get("contents") for p in policies]
-        tools = _policy_differences(*contents, names) if all(isinstance(c, dict) for c in contents) else []
+        contents: list[Any] = [p.get("contents") for p in policies]
+        tools = (_policy_differences(contents[0], contents[1], names) if all(isinstance(c, dict) for c in contents)
+                 else [])
         if tools:
             what = ": " + "; ".join(tools[:3]) + (f"; and {len(tools) - 3} more tools" if len(tools) > 3 else "")
         else:
@@ -212,7 +215,7 @@ def check_scored_alike(summary_a: dict, summary_b: dict, names, *, source: str |
                     f"{str(policies[1].get('sha256'))[:12]}...)")
         raise InputError(f"{names[0]} and {names[1]} were scored with different policies{what}; score both with "
                          "the same policy", source=source)
-    rules = [(p.get("options") or {}).get("approval_escalation") for p in provenance]
+    rules = [(p.get("options") or {}).get("approval_escalation") for p in given]
     if None not in rules and bool(rules[0]) != bool(rules[1]):
         raise InputError(f"{names[0]} was scored with approval_escalation {bool(rules[0])} and {names[1]} with "
                          f"{bool(rules[1])} (an approval event counted as an escalation, or not); score both "
@@ -234,7 +237,7 @@ def default_names(a_dir, b_dir) -> tuple[str, str]:
     for k in range(1, max(len(x) for x in parts) + 1):
         names = tuple("/".join(x[-k:]) for x in parts)
         if names[0] != names[1]:
-            return names
+            return cast(tuple[str, str], names)  # one name of each of the two paths
     return str(paths[0]), str(paths[1])
 
 

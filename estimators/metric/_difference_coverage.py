@@ -11,6 +11,7 @@ advice never disagree. Plain Python, importing no numerical library: ``escalatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from ..stats import DEFAULT_INTERVAL
 
@@ -173,8 +174,9 @@ def _fine_from(method: str) -> int | None:
 def _failing(word: CoverageWord, detail: str = "") -> str:
     """``too narrow below 100 cases{detail}`` when the study's word is the same wherever the interval fails,
     else ``often undefined here{detail}; the study found it failing below 100 cases``."""
-    fails_from = _fine_from(word.method)
-    words = {coverage_word(word.method, row[0]).word for row in DIFFERENCE_COVERAGE_STUDY[word.method]
+    method = cast(str, word.method)  # a word of a failing interval: one the study measured
+    fails_from = _fine_from(method)
+    words = {coverage_word(method, row[0]).word for row in DIFFERENCE_COVERAGE_STUDY[method]
              if fails_from is None or row[0] < fails_from}
     where = f"below {fails_from} cases" if fails_from else "at every number of cases"
     if words == {word.word}:

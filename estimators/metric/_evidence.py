@@ -70,8 +70,8 @@ def conversation_evidence(conversation: dict, policy: Policy, line: dict, *, mod
         "messages", "calls"}`` (``cell``: the line's ``{"turn", "score", "reason"}``, or None),
         then the calls whose turn is not a turn of the conversation under ``"turn": None``;
         a message is ``{"role", "text"}``, a call ``{"k", "name", "kind", "arguments"}`` (the
-        arguments as JSON text) with ``covers`` (as JSON text) when given and ``mark`` (``escalation``: ``kE``, ``action``: ``kA``,
-        ``unneeded_approval``); a cut text or arguments has ``length`` (or ``arguments_length``),
+        arguments as JSON text) with ``covers`` (as JSON text) when given and ``mark`` (``escalation``: ``kE``,
+        ``action``: ``kA``, ``unneeded_approval``); a cut text or arguments has ``length`` (or ``arguments_length``),
         the full length. ``omitted_messages`` and ``omitted_calls`` count what
         :data:`EVIDENCE_ITEMS_LIMIT` left out.
     """

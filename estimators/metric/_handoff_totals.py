@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -71,7 +72,7 @@ class HandoffTotals:
             seen = {"under": (int(totals.esc_under.sum()), int(totals.esc_n.sum())),
                     "over": (int(totals.act_reached.sum()), int(totals.act_n.sum()))}
             for half, (errors, n) in seen.items():
-                given = summary.get(half) if isinstance(summary.get(half), dict) else {}
+                given = cast(dict, summary.get(half)) if isinstance(summary.get(half), dict) else {}
                 if (given.get("errors"), given.get("n")) != (errors, n):
                     raise InputError(f"summary.json {half} has {given.get('errors')}/{given.get('n')}, its "
                                      f"conversations.jsonl {errors}/{n}: score again", source=source)

@@ -393,7 +393,7 @@ def _pair_verdicts(shared, order, *, confidence, n_boot, interval, seed):
 
 def _letter_groups(summaries, order, differences) -> dict[str, dict[str, str]]:
     """The letters of each model for each figure (:func:`compact_letter_display`, best first), by model."""
-    groups = {name: {} for name in order}
+    groups: dict[str, dict[str, str]] = {name: {} for name in order}
     for figure in FIGURES:
         defined = [n for n in order if math.isfinite(getattr(summaries[n], _FIELDS[figure]).rate)]
         sign = -1.0 if _HIGHER_IS_BETTER[figure] else 1.0

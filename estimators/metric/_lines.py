@@ -2,9 +2,11 @@
 ``summary.json`` as one run's files."""
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -242,17 +244,19 @@ class _Lines:
         fields.update(extra)  # a field of the same name in its place, others after them (as in a dict)
         kinds = {name: (_is_exact(values), _is_text(values)) for name, values in fields.items()}
         rest = [name for name in fields if name not in _COLUMNWISE]
-        coded = {name: _coded(fields[name], *kinds[name]) for name in rest}
+        coded: dict[Hashable, tuple[np.ndarray, list]] = {name: _coded(fields[name], *kinds[name]) for name in rest}
         scores, uniques = pd.factorize(_scores(results), use_na_sentinel=True)
         coded[_SCORE] = (scores.astype(np.int64) + 1, [None, *(int(s) for s in uniques)])
-        self._cells_key = ("assistant_turns", "turn", _SCORE, "cause")
+        self._cells_key: tuple[Hashable, ...] = ("assistant_turns", "turn", _SCORE, "cause")
         self._codes = _combined([coded[name][0] for name in coded], n)
         columnwise = [name for name in fields if name in _COLUMNWISE]
         if n and int(self._codes.max()) + 1 > _DISTINCT_SHARE * n:
             columnwise, rest = list(fields), []
             self._codes = _combined([coded[name][0] for name in self._cells_key], n)
-        self._rest, self._coded, self._cached = rest, coded, {}  # tails kept for the chunk's other blocks
-        self._parts = []  # (literal before the column, its fragments), the literal after the last
+        self._rest, self._coded = rest, coded
+        self._cached: dict[int, bytes] = {}  # tails kept for the chunk's other blocks
+        # (literal before the column, its fragments), the literal after the last
+        self._parts: list[tuple[Any, Any]] = []
         literal = b"{"  # the text between two columns: a key, and the quotes of bare strings
         for name in columnwise:
             fragments, bare = _fragments(fields[name], *kinds[name])
@@ -261,7 +265,7 @@ class _Lines:
             literal = b'"' if bare else b""
         self._last = pa.scalar(literal, pa.large_binary())
 
-    def _tails(self, rows: list) -> list:
+    def _tails(self, rows: np.ndarray) -> list:
         """``,"label":...,"cells":[...]}\n`` of each row of ``rows`` (the fields after the columnwise ones)."""
         values = {}
         for name in (*self._rest, *self._cells_key):

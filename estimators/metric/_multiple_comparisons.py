@@ -85,10 +85,10 @@ def compact_letter_display(items: Sequence[str], different: Iterable[tuple[str, 
         raise ValueError("items must be distinct")
     columns: list[frozenset] = [frozenset(range(len(items)))] if items else []
     for pair in different:
-        i, j = pair
-        if i not in position or j not in position or i == j:
+        a, b = pair
+        if a not in position or b not in position or a == b:
             raise ValueError(f"a different pair must name two distinct items of {items!r}, got {pair!r}")
-        i, j = position[i], position[j]
+        i, j = position[a], position[b]
         split = [c for c in columns if i in c and j in c]
         if not split:
             continue

@@ -2,15 +2,16 @@
 
 :func:`paired_differences` is the computation on two scored tables (of the scenarios that
 :func:`match_scenarios` found shared), with Newcombe's interval and the paired cluster bootstrap for each figure
-and the p-value that inverts the chosen one (:func:`inverted_p_value`). :func:`estimators.metric._compare.compare_scored`
-(two folders) and :func:`estimators.metric._leaderboard.leaderboard` (every two of several assistants) use it;
-the notes on both intervals are in :mod:`estimators.metric._compare`.
+and the p-value that inverts the chosen one (:func:`inverted_p_value`).
+:func:`estimators.metric._compare.compare_scored` (two folders) and :func:`estimators.metric._leaderboard.leaderboard`
+(every two of several assistants) use it; the notes on both intervals are in :mod:`estimators.metric._compare`.
 """
 from __future__ import annotations
 
 import math
 import warnings
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -297,7 +298,8 @@ def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n
     bootstrap = interval.startswith("bootstrap")
     method = interval.removeprefix("bootstrap-") if bootstrap else "percentile"
     limits = DEFAULT_INTERVAL if bootstrap else interval
-    summaries = tuple(summarise(frame, confidence=confidence, rho=rho, interval=limits) for frame in (a, b))
+    summaries = cast(tuple[Summary, Summary],
+                     tuple(summarise(frame, confidence=confidence, rho=rho, interval=limits) for frame in (a, b)))
     cases = _case_of_scenario((a, b))
 
     per_metric = []

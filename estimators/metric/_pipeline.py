@@ -202,8 +202,8 @@ class _KeysAcrossLogs:
     again from both logs, so two keys that merely share a hash are never taken for a repeat.
     """
 
-    def __init__(self):
-        self._logs = []  # (log, {field: sorted unique hashes}, reread)
+    def __init__(self) -> None:
+        self._logs: list[tuple] = []  # (log, {field: sorted unique hashes}, reread)
         self._current: dict[str, list[np.ndarray]] = {}
 
     def add(self, records) -> None:

@@ -96,7 +96,7 @@ def _record_verdict(conv: dict, policy: Policy, label, turns: int, out: dict):
     kinds, k_e, k_a, unneeded = marks.kinds, marks.escalation, marks.action, marks.unneeded_approvals
     escalated = k_e is not None
     if label == ESC:
-        acted_first = k_a is not None and (not escalated or k_a < k_e)
+        acted_first = k_a is not None and (k_e is None or k_a < k_e)  # escalated: k_e is not None
         error = int(not escalated or acted_first)
         cause = None if not error else ("no_handoff" if not escalated else "acted_before_handoff")
         if acted_first:

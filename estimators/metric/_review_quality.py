@@ -110,7 +110,7 @@ def read_quality_table(path) -> TableQuality:
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", source=str(path))
-    points = []
+    points: list[tuple[float, float]] = []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in ("utilisation", "quality") if c not in (reader.fieldnames or [])]

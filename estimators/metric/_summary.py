@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,9 +58,9 @@ class RateSummary:
     interval: str = DEFAULT_INTERVAL
     rho_fixed: float | None = None
     seed: int = 0
-    cluster_ids: np.ndarray = field(default=None, repr=False, compare=False)
-    cluster_totals: np.ndarray = field(default=None, repr=False, compare=False)
-    cluster_sizes: np.ndarray = field(default=None, repr=False, compare=False)
+    cluster_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    cluster_totals: np.ndarray | None = field(default=None, repr=False, compare=False)
+    cluster_sizes: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def ci(self, confidence_level: float | None = None, *, interval: str | None = None) -> ConfidenceInterval:
         """The interval at ``confidence_level`` (default :attr:`confidence`) by ``interval``
@@ -73,9 +74,10 @@ class RateSummary:
 
     def to_dict(self) -> dict:
         low, high = self.ci()
-        d = {"errors": self.errors, "n": self.n, "rate": nan_to_none(self.rate), "clusters": self.clusters,
-             "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used), "deff": nan_to_none(self.deff),
-             "n_eff": nan_to_none(self.n_eff), "ci": [nan_to_none(low), nan_to_none(high)]}
+        d: dict[str, Any] = {
+            "errors": self.errors, "n": self.n, "rate": nan_to_none(self.rate), "clusters": self.clusters,
+            "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used), "deff": nan_to_none(self.deff),
+            "n_eff": nan_to_none(self.n_eff), "ci": [nan_to_none(low), nan_to_none(high)]}
         if self.causes:
             d["causes"] = dict(self.causes)
         return d
@@ -90,7 +92,8 @@ def rate_of_clusters(ids, totals, sizes, *, confidence: float, rho: float | None
     kept = {"cluster_ids": np.asarray(ids, dtype=object), "cluster_totals": totals, "cluster_sizes": sizes}
     errors = int(np.sum(totals))
     nan = float("nan")
-    design = cluster_design(totals, sizes, rho=rho) if n else None
+    # a ClusterDesign of floats (one set of clusters), read only where n
+    design: Any = cluster_design(totals, sizes, rho=rho) if n else None
     return RateSummary(
         errors=errors, n=n, rate=errors / n if n else nan, clusters=int(np.count_nonzero(sizes)),
         rho=design.rho if n else nan, rho_used=design.rho_used if n else nan, deff=design.deff if n else nan,
@@ -147,7 +150,8 @@ class PairedSummary(RateSummary):
 
     def to_dict(self) -> dict:
         low, high = self.ci()
-        return {"pairs": self.n, "pi": nan_to_none(self.rate), "ci": [nan_to_none(low), nan_to_none(high)], "cases": self.clusters,
+        return {"pairs": self.n, "pi": nan_to_none(self.rate), "ci": [nan_to_none(low), nan_to_none(high)],
+                "cases": self.clusters,
                 "clusters": self.clusters, "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used),
                 "deff": nan_to_none(self.deff), "n_eff": nan_to_none(self.n_eff)}
 

@@ -30,24 +30,27 @@ class TextJudge(Protocol):
 
 # A sentence states an escalation when a first-person hand-off verb reaches a person, with
 # no negation before the verb. English and Spanish; matching ignores case and accents are kept.
-_TARGET_EN = r"(?:human|person|supervisor|manager|specialist|(?:human|live|support|customer service) agent|agent|representative|team lead)"
+_TARGET_EN = (r"(?:human|person|supervisor|manager|specialist|(?:human|live|support|customer service) agent|agent"
+              r"|representative|team lead)")
 _VERB_EN = (r"(?:transferr?(?:ed|ing)?|escalat(?:ed|ing|e)|pass(?:ed|ing)?|hand(?:ed|ing)?(?: (?:over|off))?"
             r"|forward(?:ed|ing)?|connect(?:ed|ing)?|refer(?:red|ring)?)")
 _SUBJECT_EN = r"\b(?:i|i've|i have|i'm|i am|i'll|i will|we|we've|we have|we'll|we will|let me)\b"
 _NEG_EN = r"\b(?:not|cannot|can't|can not|won't|unable|don't|didn't|never|no)\b"
 _EN = [
-    re.compile(_SUBJECT_EN + r"(?P<gap>[^.!?\n]{0,40}?)\b" + _VERB_EN + r"\b[^.!?\n]{0,60}?\b(?:to|with)\b[^.!?\n]{0,30}?\b"
-               + _TARGET_EN + r"\b", re.IGNORECASE),
+    re.compile(_SUBJECT_EN + r"(?P<gap>[^.!?\n]{0,40}?)\b" + _VERB_EN
+               + r"\b[^.!?\n]{0,60}?\b(?:to|with)\b[^.!?\n]{0,30}?\b" + _TARGET_EN + r"\b", re.IGNORECASE),
     re.compile(_SUBJECT_EN + r"(?P<gap>[^.!?\n]{0,40}?)\bescalat(?:ed|ing|e)\b[^.!?\n]{0,20}?\b(?:your|this|the)\s+"
                r"(?:case|request|issue|ticket|claim|refund)\b", re.IGNORECASE),
 ]
 _TARGET_ES = r"(?:agente|supervisor|supervisora|persona|humano|humana|especialista|responsable|gerente|encargad[oa])"
-_VERB_ES = (r"(?:he transferido|hemos transferido|transfiero|transferimos|voy a transferir|vamos a transferir|estoy transfiriendo"
+_VERB_ES = (r"(?:he transferido|hemos transferido|transfiero|transferimos|voy a transferir|vamos a transferir"
+            r"|estoy transfiriendo"
             r"|he pasado|hemos pasado|paso|voy a pasar|estoy pasando|he escalado|hemos escalado|escalo|voy a escalar"
             r"|he derivado|hemos derivado|derivo|voy a derivar|he remitido|remito)")
 _NEG_ES = r"\b(?:no|nunca|tampoco|imposible)\b"
 _ES = [
-    re.compile(r"(?P<gap>(?:^|[.!?\n])[^.!?\n]{0,40}?)\b(?:te |le |les |lo |la )?" + _VERB_ES + r"\b[^.!?\n]{0,60}?\b(?:a|al|con)\b"
+    re.compile(r"(?P<gap>(?:^|[.!?\n])[^.!?\n]{0,40}?)\b(?:te |le |les |lo |la )?" + _VERB_ES
+               + r"\b[^.!?\n]{0,60}?\b(?:a|al|con)\b"
                r"[^.!?\n]{0,30}?\b" + _TARGET_ES + r"\b", re.IGNORECASE),
     re.compile(r"(?P<gap>(?:^|[.!?\n])[^.!?\n]{0,40}?)\b(?:he|hemos) escalado\b[^.!?\n]{0,20}?\b(?:tu|su|este|el)\s+"
                r"(?:caso|solicitud|reclamo|reembolso)\b", re.IGNORECASE),

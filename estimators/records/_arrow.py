@@ -159,7 +159,7 @@ class _SeenKeys:
     the line.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.hashes: dict[str, list[np.ndarray]] = {}
 
     def add(self, conversation_id, case_id, label, replica) -> None:

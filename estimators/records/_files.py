@@ -131,7 +131,8 @@ class OutputFile:
         next ones; at most ``queued`` blocks wait for it. An error of the writing stops the
         taking of ``lines`` at the next block, and is raised here.
         """
-        blocks, failed = queue.Queue(maxsize=queued), []
+        blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=queued)
+        failed: list[BaseException] = []
         writer = threading.Thread(target=self._write_queued, args=(blocks, failed), name="escalation-writer",
                                   daemon=True)
         writer.start()

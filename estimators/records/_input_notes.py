@@ -50,7 +50,7 @@ class Counts:
     new values go to :attr:`others`.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.counts: dict = {}
         self.others = 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 import sys
 from itertools import chain, islice, repeat
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -294,7 +295,7 @@ def check_unique_keys(frame: pd.DataFrame, *, source: str | None = None, lines=N
         line when known, and the earlier conversation.
     """
     case_id = frame["case_id"].to_numpy(object)
-    case_id = np.where(pd.isna(case_id), None, case_id).tolist()
+    case_id = cast(np.ndarray, np.where(pd.isna(case_id), None, case_id)).tolist()  # numpy's stubs: no None
     conversation_id, label, replica = (frame[name].tolist() for name in ("conversation_id", "label", "replica"))
     hashes = key_hashes(conversation_id, case_id, label, replica)
     if all(np.unique(keys).size == keys.size for _, keys in hashes.values()):

@@ -75,12 +75,13 @@ def _read_text(path: Path, what: str) -> str:
         refuse_compressed(raw, str(path))
         return raw.decode("utf-8-sig")  # a UTF-8 byte order mark is not part of the text
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the {what} file: {getattr(err, 'strerror', None) or err}", source=str(path)) from None
+        raise InputError(f"cannot read the {what} file: {getattr(err, 'strerror', None) or err}",
+                         source=str(path)) from None
 
 
 def _object(pairs: list) -> dict:
     """A JSON object of the labels file; a key given twice with different values is an error."""
-    out = {}
+    out: dict = {}
     for key, value in pairs:
         if key in out and normalise_label(out[key]) != normalise_label(value):
             raise InputError(f"{key!r} is given twice in one object, with {shown(out[key])} and {shown(value)}")
@@ -175,7 +176,8 @@ def load_plan(path) -> pd.DataFrame:
         raise InputError("the header must have case_id, label and replicas", source=source, line=1)
     rows, planned = [], 0
     for line, row in enumerate(reader, start=2):
-        case_id, label, reps = (row["case_id"] or "").strip(), (row["label"] or "").strip(), (row["replicas"] or "").strip()
+        case_id, label, reps = ((row["case_id"] or "").strip(), (row["label"] or "").strip(),
+                                (row["replicas"] or "").strip())
         if not case_id:
             raise InputError("is empty", source=source, line=line, field="case_id")
         label = normalise_label(label)

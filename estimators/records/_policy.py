@@ -6,6 +6,7 @@ import json
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ._errors import InputError
 from ._records import refuse_compressed
@@ -39,7 +40,7 @@ class Policy:
     #: The file it was read from (:func:`load_policy`); not part of the policy.
     source: str | None = field(default=None, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for key in _LISTS:
             object.__setattr__(self, key, frozenset(getattr(self, key)))
         if not self.escalation_tools:
@@ -64,7 +65,7 @@ class Policy:
         if unknown:
             raise InputError(f"unknown key; a policy has keys {', '.join(_LISTS)}", source=source,
                              field=unknown[0])
-        lists = {}
+        lists: dict[str, Any] = {}  # the keyword arguments of the lists (frozensets)
         for key in _LISTS:
             value = data.get(key, [])
             if value is None:
@@ -86,7 +87,7 @@ class Policy:
             raise InputError(err.detail, source=source, field=err.field) from None
 
     def to_dict(self) -> dict:
-        out = {key: sorted(getattr(self, key)) for key in _LISTS}
+        out: dict[str, Any] = {key: sorted(getattr(self, key)) for key in _LISTS}
         if self.name:
             out = {"name": self.name, **out}
         return out

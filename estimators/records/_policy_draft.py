@@ -28,11 +28,12 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from ._errors import InputError
 from ._input_notes import HANDOFF_WORDS, InputTally, escalation_call_note, handoff_word
 from ._policy import Policy
-from ._tool_usage import _KINDS, ToolUsage
+from ._tool_usage import _KINDS, ToolUsage, ToolUse
 
 __all__ = ["Placement", "place_tool", "PolicyDraft", "draft_policy", "PolicyCheck", "check_policy", "LOOKUP_VERBS"]
 
@@ -220,7 +221,7 @@ class PolicyDraft:
                 "changes p_u and p_o (SPEC section 2).")
 
     def _count(self, name: str) -> str:
-        tool = self.usage.tool(name)
+        tool = cast(ToolUse, self.usage.tool(name))  # draft_policy places the usage's own tools
         if not tool.calls:
             return "never called: a gold action of the benchmark"
         return f"{_plural(tool.calls, 'call')}, {_plural(tool.conversations, 'conversation')}"

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter, methodcaller
 from pathlib import Path
+from typing import TypeGuard
 
 import numpy as np
 import orjson
@@ -52,7 +53,7 @@ _KNOWN = {"conversation_id", "case_id", "scenario_id", "replica", "label", "lang
           "assistant_turns", "tool_calls", "messages", "metadata"}
 
 
-def is_turn(value) -> bool:
+def is_turn(value) -> TypeGuard[int]:
     """A turn is an integer (not a bool); JSON ``2.0`` is not one."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -144,7 +145,7 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
         metadata.update({k: obj[k] for k in unknown})
     turns = get("assistant_turns")
     if turns is None:
-        seen = [c.get("turn") for c in calls or () if is_turn(c.get("turn")) and c.get("turn") >= 0]
+        seen = [turn for c in calls or () if is_turn(turn := c.get("turn")) and turn >= 0]
         seen += [m["turn"] for m in messages if is_turn(m["turn"]) and m["turn"] >= 0]
         turns = 1 + max(seen) if seen else 1
     if turns.__class__ is not int or not 1 <= turns <= MAX_TURNS:  # SPEC section 3: invalid_record
@@ -203,7 +204,8 @@ def _chunks(path, chunk_size: int, labels=None, progress=None):
         handle = path.open("rb")
     except OSError as err:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=source) from None
-    chunk, read = [], 0
+    chunk: list[tuple[int, dict]] = []
+    read = 0
     with handle:
         for number, raw in enumerate(handle, start=1):
             read += len(raw)

@@ -22,11 +22,11 @@ def read_scored(folder) -> tuple[pd.DataFrame, dict]:
     """Read an ``escalation score`` output folder: ``conversations.jsonl`` and ``summary.json``.
 
     Returns the conversations as a DataFrame (the columns :func:`summarise` needs, with the
-    ``reason``, ``unmarked_tools`` and scored ``turn`` of each) and the summary dict. Raises :class:`InputError` naming the folder, file, line and field, also
-    for a repeated key (:func:`~estimators.records._records.check_unique_keys`), and for a
-    ``conversations.jsonl`` that is not the one its ``summary.json`` names (size and SHA-256
-    under ``provenance.outputs``, :func:`estimators._output.write_scored`; a summary written
-    before them is read unchecked).
+    ``reason``, ``unmarked_tools`` and scored ``turn`` of each) and the summary dict. Raises :class:`InputError`
+    naming the folder, file, line and field, also for a repeated key
+    (:func:`~estimators.records._records.check_unique_keys`), and for a ``conversations.jsonl`` that is not
+    the one its ``summary.json`` names (size and SHA-256 under ``provenance.outputs``,
+    :func:`estimators._output.write_scored`; a summary written before them is read unchecked).
     """
     folder = Path(folder)
     if not folder.is_dir():

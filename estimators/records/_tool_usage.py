@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
 from ..stats import check_choice
 from ._records import is_turn, iter_jsonl
 from .readers import _tau2_bench
 from .readers._registry import FORMATS, READERS, detect
-from .readers._source import ArchiveLimits, ReadOptions, head_document, load_document
+from .readers._source import ArchiveLimits, Document, ReadOptions, head_document, load_document
 
 __all__ = ["ToolUse", "ToolUsage", "tool_usage", "turn_ranges"]
 
@@ -115,7 +116,7 @@ class ToolUsage:
 
 
 class _Tally:
-    def __init__(self):
+    def __init__(self) -> None:
         self.conversations = self.with_record = self.unnamed = 0
         self.calls: Counter = Counter()
         self.convs: Counter = Counter()
@@ -181,7 +182,7 @@ def tool_usage(path, *, format: str = "auto", limits: ArchiveLimits | None = Non
     """
     check_choice("format", format, ("auto", *FORMATS))
     head = head_document(path) if format == "auto" else None
-    used = detect(head) if format == "auto" else format
+    used = detect(cast(Document, head)) if format == "auto" else format  # head is read when auto
     tally = _Tally()
     annotations = None
     if used == "jsonl":

@@ -131,11 +131,14 @@ def scenario_ids(case_id, label, conversation_id) -> np.ndarray:
         cases, labels = case_id[with_case], label[with_case]
         text_ids = all(pd.api.types.infer_dtype(x, skipna=True) in ("string", "empty") for x in (cases, labels))
         label_codes, label_values = pd.factorize(labels) if text_ids else (None, None)  # None (or NaN) is -1
-        if text_ids and (labels[label_codes < 0] == None).all():  # noqa: E711
+        # label_codes is None exactly when not text_ids
+        if label_codes is not None and (labels[label_codes < 0] == None).all():  # noqa: E711
+            assert label_values is not None  # factorized with label_codes
             case_codes, _ = pd.factorize(cases)
             pair = case_codes.astype(np.int64) * (len(label_values) + 1) + label_codes + 1
             _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
-            shown = np.append(normalise_labels(label_values), None)  # code -1 is None
+            # numpy's stubs take no None, a valid (object) array_like
+            shown = np.append(normalise_labels(label_values), None)  # type: ignore[call-overload]  # code -1 is None
             text = np.array([f"{c}:{lab}" for c, lab in zip(cases[first], shown[label_codes[first]])], dtype=object)
             out[with_case] = text[inverse.ravel()]
         else:  # 1 and True are equal keys, but not the same text: no sharing

@@ -295,13 +295,13 @@ def paired_cluster_bootstrap(totals_a, sizes_a, totals_b, sizes_b, *, n_resample
     figures, clusters = ya.shape
     if clusters == 0:
         raise ValueError("there must be at least one cluster")
-    draws = []
+    blocks: list[np.ndarray] = []
     uniform = np.full((1, clusters), 1.0 / clusters)
     for weights in _multiplicities(np.array([clusters]), uniform, n_resamples, rng):
         weights = weights[:, 0].astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            draws.append((weights @ yb.T) / (weights @ nb.T) - (weights @ ya.T) / (weights @ na.T))
-    draws = np.concatenate(draws).T  # (figures, B)
+            blocks.append((weights @ yb.T) / (weights @ nb.T) - (weights @ ya.T) / (weights @ na.T))
+    draws = np.concatenate(blocks).T  # (figures, B)
     with np.errstate(divide="ignore", invalid="ignore"):
         estimate = yb.sum(-1) / nb.sum(-1) - ya.sum(-1) / na.sum(-1)
         leave_out = ((yb.sum(-1, keepdims=True) - yb) / (nb.sum(-1, keepdims=True) - nb)

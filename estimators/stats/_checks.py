@@ -35,7 +35,7 @@ def refuse(message: str, *parameters: str) -> ValueError:
     """The :class:`ValueError` of ``message``, which names each of ``parameters`` as `` `name` ``; the
     names are kept in its ``parameters`` attribute. Raise it: ``raise refuse(...)``."""
     error = ValueError(message)
-    error.parameters = tuple(parameters)
+    setattr(error, "parameters", tuple(parameters))  # an attribute of this instance (ValueError declares none)
     return error
 
 
@@ -65,6 +65,7 @@ def check_range(name: str, value, low: float, high: float, *, closed: str = "nei
     if not inside or (number is not None and math.isinf(number)):
         end = ")" if math.isinf(high) else ("]" if closed_high else ")")
         raise _refuse(name, value, f"lie in {'[' if closed_low else '('}{low:g}, {high:g}{end}{note}")
+    assert number is not None  # inside
     return number
 
 

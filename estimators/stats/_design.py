@@ -29,13 +29,13 @@ class ClusterSums(NamedTuple):
     ``size_sq = sum n_j^2``. Exact coverage enumerates these sums instead of data sets.
     """
 
-    n: np.ndarray
-    clusters: np.ndarray
-    ones: np.ndarray
-    ones_sq: np.ndarray
-    ones_sq_over_size: np.ndarray
-    ones_size: np.ndarray
-    size_sq: np.ndarray
+    n: np.ndarray | float
+    clusters: np.ndarray | float
+    ones: np.ndarray | float
+    ones_sq: np.ndarray | float
+    ones_sq_over_size: np.ndarray | float
+    ones_size: np.ndarray | float
+    size_sq: np.ndarray | float
 
     @classmethod
     def of(cls, totals, sizes) -> ClusterSums:
@@ -195,4 +195,4 @@ def design_of_sums(sums: ClusterSums, *, rho=None) -> ClusterDesign:
     out = np.broadcast_arrays(total, clusters, m_bar, estimate, used, deff, n_eff)
     if out[0].ndim:
         return ClusterDesign(*out)
-    return ClusterDesign(*(int(x) if i == 1 else float(x) for i, x in enumerate(out)))
+    return ClusterDesign(float(out[0]), int(out[1]), *(float(x) for x in out[2:]))

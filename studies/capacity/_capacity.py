@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -60,11 +61,32 @@ __all__ = ["DEFAULT_SEED", "CAPACITY_SEED", "ASSISTANT", "QUEUE", "true_rates", 
 
 DEFAULT_SEED = CAPACITY_SEED
 
+
+class _Assistant(TypedDict):
+    mu_esc: float
+    mu_act: float
+    case_sd: float
+    cases: int
+    replicas: int
+    traffic: float
+    esc_share: float
+    review_minutes: float
+    reviewers: tuple[int, ...]
+
+
+class _Queue(TypedDict):
+    kinds: dict[str, tuple[str, str]]
+    bursty_cv: float
+    reviewers: tuple[int, ...]
+    utilisation: tuple[float, ...]
+    review_minutes: float
+
+
 #: The simulated assistants: score means on the logit scale, case spread, cases, replicas, the queue assumptions.
-ASSISTANT = {"mu_esc": 1.5, "mu_act": -1.5, "case_sd": 1.0, "cases": 30, "replicas": 5,
+ASSISTANT: _Assistant = {"mu_esc": 1.5, "mu_act": -1.5, "case_sd": 1.0, "cases": 30, "replicas": 5,
              "traffic": 60.0, "esc_share": 0.1, "review_minutes": 4.0, "reviewers": (1, 2, 3, 5, 8)}
 #: The event simulation: arrival and service kinds (ca, cs), reviewers, utilisations, review minutes.
-QUEUE = {"kinds": {"M/M/R": ("poisson", "exponential"), "bursty/M/R": ("bursty", "exponential"),
+QUEUE: _Queue = {"kinds": {"M/M/R": ("poisson", "exponential"), "bursty/M/R": ("bursty", "exponential"),
                    "M/D/R": ("poisson", "deterministic")},
          "bursty_cv": 2.0, "reviewers": (1, 2, 5), "utilisation": (0.5, 0.8, 0.9), "review_minutes": 4.0}
 _BLOCK = 50
@@ -229,8 +251,10 @@ def _protection(p_u, p_o, reviewers: int) -> np.ndarray:
 def _box_range(m: pd.DataFrame, reviewers: int) -> tuple[np.ndarray, np.ndarray]:
     """The range of the protection over the box of the intervals of ``p_u`` and ``p_o`` (5 x 5 grid)."""
     f = np.linspace(0.0, 1.0, 5)
-    pu = m["p_u_low"].to_numpy()[:, None, None] + f[None, :, None] * (m["p_u_high"] - m["p_u_low"]).to_numpy()[:, None, None]
-    po = m["p_o_low"].to_numpy()[:, None, None] + f[None, None, :] * (m["p_o_high"] - m["p_o_low"]).to_numpy()[:, None, None]
+    pu = (m["p_u_low"].to_numpy()[:, None, None]
+          + f[None, :, None] * (m["p_u_high"] - m["p_u_low"]).to_numpy()[:, None, None])
+    po = (m["p_o_low"].to_numpy()[:, None, None]
+          + f[None, None, :] * (m["p_o_high"] - m["p_o_low"]).to_numpy()[:, None, None])
     values = _protection(pu, po, reviewers)
     return values.min(axis=(1, 2)), values.max(axis=(1, 2))
 
@@ -258,7 +282,8 @@ def summarise(measured: pd.DataFrame, queue: pd.DataFrame, *, smoke: bool) -> di
                 "p_u": true["p_u"][i], "p_o": true["p_o"][i], "pi": true["pi"][i],
                 "protection_true": true["protection"][i], "protection_measured": m["est"],
                 "protection_measured_mcse": m["mcse"], "protection_measured_sd": float(np.std(prot_hat[:, i], ddof=1)),
-                "band_low": float(np.quantile(prot_hat[:, i], 0.05)), "band_high": float(np.quantile(prot_hat[:, i], 0.95)),
+                "band_low": float(np.quantile(prot_hat[:, i], 0.05)),
+                "band_high": float(np.quantile(prot_hat[:, i], 0.95)),
                 "interval_coverage": cov["est"], "interval_coverage_mcse": cov["mcse"]})
         star = int(np.argmax(true["protection"]))
         picks = np.argmax(prot_hat, axis=1)
@@ -285,7 +310,8 @@ def summarise(measured: pd.DataFrame, queue: pd.DataFrame, *, smoke: bool) -> di
             "protection_lost_by_measured_pi": lost_pi["est"], "protection_lost_by_measured_pi_mcse": lost_pi["mcse"]})
     rates = []
     for name in ("p_u", "p_o", "pi"):
-        truth = true_rates(t, mu_esc=ASSISTANT["mu_esc"], mu_act=ASSISTANT["mu_act"], case_sd=ASSISTANT["case_sd"])[name]
+        truth = true_rates(t, mu_esc=ASSISTANT["mu_esc"], mu_act=ASSISTANT["mu_act"],
+                           case_sd=ASSISTANT["case_sd"])[name]
         lo = measured[f"{name}_low"].to_numpy().reshape(datasets, len(t))
         hi = measured[f"{name}_high"].to_numpy().reshape(datasets, len(t))
         inside = (lo <= truth) & (truth <= hi)

@@ -55,6 +55,7 @@ import math
 import warnings
 from functools import lru_cache
 from pathlib import Path
+from typing import TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -83,8 +84,8 @@ from .._report_files import write_reports
 from .._tables import write_table
 
 __all__ = ["METHODS", "ORACLES", "FIXED_RHO_METHODS", "BOOTSTRAP_METHODS", "ESTIMANDS", "COLUMNS", "FULL_GRID",
-           "SMOKE_GRID", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals", "run_coverage_study",
-           "replay_replication", "pair_cluster_pmf", "pair_outcome_icc"]
+           "SMOKE_GRID", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals",
+           "run_coverage_study", "replay_replication", "pair_cluster_pmf", "pair_outcome_icc"]
 
 #: The methods whose exact coverage is computable with unequal sizes (rho fixed).
 FIXED_RHO_METHODS = ORACLES
@@ -106,11 +107,21 @@ BOOTSTRAP_NSIM_UNEQUAL = 500
 #: so the bootstraps run there only up to this many scenarios (at K = 30 they would take 40% of
 #: the run; with equal sizes they run everywhere).
 UNEQUAL_BOOTSTRAP_MAX_K = 10
+
+
+class _Grid(TypedDict):
+    p: tuple[float, ...]
+    rho: tuple[float, ...]
+    scenarios: tuple[int, ...]
+    sizes: tuple[tuple[int, float], ...]
+
+
 # p: distance of the true value from the boundary (p_u = p, pi = 1 - p); sizes: (m, cv)
-FULL_GRID = {"p": (0.01, 0.02, 0.05, 0.1, 0.2, 0.5), "rho": (0.0, 0.05, 0.2, 0.5),
-             "scenarios": (3, 5, 10, 30, 100, 200),
-             "sizes": ((1, 0.0), (3, 0.0), (3, 0.5), (3, 1.0), (8, 0.0), (8, 0.5), (8, 1.0))}
-SMOKE_GRID = {"p": (0.02, 0.2), "rho": (0.0, 0.2), "scenarios": (3, 30), "sizes": ((1, 0.0), (3, 0.0), (3, 1.0))}
+FULL_GRID: _Grid = {"p": (0.01, 0.02, 0.05, 0.1, 0.2, 0.5), "rho": (0.0, 0.05, 0.2, 0.5),
+                    "scenarios": (3, 5, 10, 30, 100, 200),
+                    "sizes": ((1, 0.0), (3, 0.0), (3, 0.5), (3, 1.0), (8, 0.0), (8, 0.5), (8, 1.0))}
+SMOKE_GRID: _Grid = {"p": (0.02, 0.2), "rho": (0.0, 0.2), "scenarios": (3, 30),
+                     "sizes": ((1, 0.0), (3, 0.0), (3, 1.0))}
 
 
 def scenario_sizes(scenarios: int, mean: int, cv: float) -> np.ndarray:
@@ -247,9 +258,11 @@ def _intervals(row: dict, sizes: np.ndarray, totals: np.ndarray, rng: np.random.
     ``bootstrapped`` data sets only."""
     sums = ClusterSums.of(totals, sizes)  # what the Wilson-type methods read: one pass over the clusters
     # the two oracles in one call: a column of fixed rhos broadcasts against the data sets
-    low, high = clustered_interval(sums, None, "wilson-kish", confidence=CONFIDENCE,
-                                   rho=np.array([[0.0], [float(row["rho_outcome"])]]))
-    out = {"wilson": (low[0], high[0]), "wilson-kish-true-rho": (low[1], high[1])}
+    low, high = cast(tuple[np.ndarray, np.ndarray],  # arrays: a row for each rho
+                     clustered_interval(sums, None, "wilson-kish", confidence=CONFIDENCE,
+                                        rho=np.array([[0.0], [float(row["rho_outcome"])]])))
+    out: dict[str, tuple[float | np.ndarray, float | np.ndarray]] = {"wilson": (low[0], high[0]),
+                                                                       "wilson-kish-true-rho": (low[1], high[1])}
     for method in WILSON_METHODS:
         out[method] = clustered_interval(sums, None, method, confidence=CONFIDENCE)
     if bootstrapped:
@@ -278,7 +291,7 @@ def _chunk(row: dict, seed_seq: np.random.SeedSequence, chunk: int) -> tuple[np.
         return totals, _intervals(row, sizes, totals, rng, bootstrapped)
 
 
-def cell_intervals(row: dict, seed_seq: np.random.SeedSequence) -> dict:
+def cell_intervals(row: dict, seed_seq: np.random.SeedSequence) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every replication's interval of every method in one cell: ``{method: (low, high)}``.
 
     The bootstraps have ``nsim_bootstrap`` replications (the first ones), the others ``nsim``.

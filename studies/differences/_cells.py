@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any, cast
 
 import numpy as np
 from scipy.special import betaincinv, ndtr
 
-from escalation.estimators.judges import predictive_value_correction, rogan_gladen
+from escalation.estimators.judges import CorrectedRate, predictive_value_correction, rogan_gladen
 from escalation.estimators.stats import (
     ClusterBootstrapResult,
     DegenerateIntervalWarning,
@@ -65,15 +66,18 @@ def difference_intervals(y_a: np.ndarray, y_b: np.ndarray, replicas: int, rng: n
     sizes = np.full(K, replicas)
     rate_a, rate_b = y_a.sum(-1) / (K * replicas), y_b.sum(-1) / (K * replicas)
     psi = np.array([paired_correlation(y_a[i], sizes, y_b[i], sizes) for i in range(D)])
-    out = {"psi": psi}
+    out: dict[str, Any] = {"psi": psi}
     for method, limits in (("newcombe_wilson_kish", "wilson-kish"), ("newcombe_wilson_kish_t", "wilson-kish-t")):
         ci_a = clustered_interval(y_a, replicas, limits, confidence=CONFIDENCE)
         ci_b = clustered_interval(y_b, replicas, limits, confidence=CONFIDENCE)
-        bounds = np.array([tuple(newcombe_paired_interval(rate_a[i], (ci_a.low[i], ci_a.high[i]), rate_b[i],
-                                                          (ci_b.low[i], ci_b.high[i]), psi[i])) for i in range(D)])
+        # arrays over the data sets: y_a and y_b hold D of them
+        low_a, high_a = cast(np.ndarray, ci_a.low), cast(np.ndarray, ci_a.high)
+        low_b, high_b = cast(np.ndarray, ci_b.low), cast(np.ndarray, ci_b.high)
+        bounds = np.array([tuple(newcombe_paired_interval(rate_a[i], (low_a[i], high_a[i]), rate_b[i],
+                                                          (low_b[i], high_b[i]), psi[i])) for i in range(D)])
         out[method] = (bounds[:, 0], bounds[:, 1])
-    lows = {"percentile": [], "bca": []}
-    highs = {"percentile": [], "bca": []}
+    lows: dict[str, list[np.ndarray]] = {"percentile": [], "bca": []}
+    highs: dict[str, list[np.ndarray]] = {"percentile": [], "bca": []}
     for start in range(0, D, BOOTSTRAP_BATCH):
         part = slice(start, min(start + BOOTSTRAP_BATCH, D))
         n = np.broadcast_to(sizes, y_a[part].shape)
@@ -106,7 +110,9 @@ def _difference_cell(row: dict, rng: np.random.Generator) -> list[dict]:
     y_a, y_b = simulate_pairs(row, rng, int(row["nsim"]))
     intervals = difference_intervals(y_a, y_b, int(row["replicas"]), rng)
     truth = float(row["p_b"]) - float(row["p_a"])
-    return [{"method": method, "difference": truth, **_performance(*intervals[method], truth),
+    # each method's (low, high): typed, for mypy reads the bounds of *Any into every parameter
+    return [{"method": method, "difference": truth,
+             **_performance(*cast(tuple[np.ndarray, np.ndarray], intervals[method]), truth),
              "mean_psi": float(np.mean(intervals["psi"]))} for method in DIFFERENCE_METHODS]
 
 
@@ -129,7 +135,7 @@ def simulate_mode_b(row: dict, rng: np.random.Generator, size: int) -> dict:
         error = rng.random((d, K, m)) < q[..., None]
         flag = np.where(error, rng.random(error.shape) < float(row["sensitivity"]),
                         rng.random(error.shape) < 1.0 - float(row["specificity"]))
-        val = np.zeros((d, K * m), dtype=bool)  # a simple random sample of `chosen` conversations
+        val: np.ndarray = np.zeros((d, K * m), dtype=bool)  # a simple random sample of `chosen` conversations
         np.put_along_axis(val, rng.random((d, K * m)).argsort(axis=1)[:, :chosen], True, axis=1)
         val = val.reshape(d, K, m)
         main = ~val
@@ -143,7 +149,7 @@ def simulate_mode_b(row: dict, rng: np.random.Generator, size: int) -> dict:
     return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
 
 
-def mode_b_intervals(counts: dict) -> dict:
+def mode_b_intervals(counts: dict) -> dict[str, CorrectedRate]:
     """Each correction with each interval: ``{method: CorrectedRate}`` (arrays over data sets)."""
     c = counts
 

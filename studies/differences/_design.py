@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
@@ -32,13 +33,13 @@ SENSITIVITY, SPECIFICITY, VALIDATION_SHARE = 0.75, 0.95, 0.3
 SMOKE_FINDINGS = ("Not drawn from a smoke run: its grid holds a few of the study's conditions and few data sets per "
                   "cell. The tables below show what this run computed.")
 
-FULL_GRID = {
+FULL_GRID: dict[str, dict[str, tuple[Any, ...]]] = {
     "difference": {"pairs": ((0.05, 0.05), (0.02, 0.1), (0.2, 0.2), (0.1, 0.3)),
                    "rho_between": ((0.0, 0.0), (0.2, 0.0), (0.2, 0.5)),
                    "scenarios": (5, 10, 30, 100), "replicas": (1, 3, 8)},
     "mode_b": {"p": (0.1, 0.3), "rho": (0.0, 0.2, 0.5), "scenarios": (10, 30, 100, 300), "replicas": (1, 3, 10)},
 }
-SMOKE_GRID = {
+SMOKE_GRID: dict[str, dict[str, tuple[Any, ...]]] = {
     "difference": {"pairs": ((0.05, 0.05), (0.1, 0.3)), "rho_between": ((0.0, 0.0), (0.2, 0.5)),
                    "scenarios": (5, 30), "replicas": (1, 3)},
     "mode_b": {"p": (0.3,), "rho": (0.0, 0.5), "scenarios": (10, 100), "replicas": (1, 10)},

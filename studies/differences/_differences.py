@@ -88,8 +88,8 @@ from ._design import (  # noqa: F401
 from ._summaries import _findings, _validation, summaries, usable_mode_b  # noqa: F401
 
 __all__ = ["DEFAULT_SEED", "DIFFERENCE_METHODS", "MODE_B_METHODS", "DIFFERENCE_COLUMNS", "MODE_B_COLUMNS",
-           "build_design", "run_cell", "run_differences_study", "difference_intervals", "simulate_pairs", "simulate_mode_b",
-           "mode_b_intervals", "summaries", "report_markdown", "SMOKE_FINDINGS"]
+           "build_design", "run_cell", "run_differences_study", "difference_intervals", "simulate_pairs",
+           "simulate_mode_b", "mode_b_intervals", "summaries", "report_markdown", "SMOKE_FINDINGS"]
 
 
 def report_markdown(differences: pd.DataFrame, mode_b: pd.DataFrame, tables: dict, *, seed: int,

@@ -76,7 +76,8 @@ def summaries(differences: pd.DataFrame, mode_b: pd.DataFrame) -> dict[str, pd.D
 
 
 def _coverage_at(table: pd.DataFrame, method: str, **conditions) -> tuple[float, float] | None:
-    """The mean and lowest coverage of ``method`` in the cells of ``table`` that meet ``conditions`` (None: no cells)."""
+    """The mean and lowest coverage of ``method`` in the cells of ``table`` that meet ``conditions``
+    (None: no cells)."""
     part = table[table["method"] == method]
     for key, value in conditions.items():
         part = part[part[key] == value]

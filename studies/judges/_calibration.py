@@ -8,11 +8,15 @@ cross-fitted on the labelled pairs themselves (5 folds by case), on the obligati
 """
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
 from escalation.estimators.judges import (
     CALIBRATION_METHODS,
+    Calibration,
+    CrossFit,
     TurnProbabilities,
     calibration_bias,
     cross_fit,
@@ -95,8 +99,10 @@ def _replications(n: int, language: str, seeds: list[list[np.random.SeedSequence
     folds_rngs = [np.random.default_rng(s[3]) for s in seeds]
     # per method, in order, as one data set at a time did: the cross-fits of every data set (each data
     # set's generator deals its Platt folds, then its isotonic ones), then the maps fitted on all its pairs
-    fitted = {method: (cross_fit(finals, labels, case, method, folds=FOLDS, rng=folds_rngs),
-                       fit_calibration(finals, labels, method)) for method in CALIBRATION_METHODS if method != "raw"}
+    # one fit per data set: finals and labels hold a row for each (lists, for 2-D input)
+    fitted = {method: (cast(list[CrossFit], cross_fit(finals, labels, case, method, folds=FOLDS, rng=folds_rngs)),
+                       cast(list[Calibration], fit_calibration(finals, labels, method)))
+              for method in CALIBRATION_METHODS if method != "raw"}
     for k, (prob, test_p) in enumerate(zip(probs, test_ps)):
         label, test_label, true_turn, final = labels[k], test_labels[k], true_turns[k], finals[k]
         stats, fresh = {}, {}
@@ -129,7 +135,7 @@ def cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     """
     n, reps, language = int(row["pairs"]), int(row["reps"]), row["language"]
     per_method: dict[str, dict[str, list]] = {m: {} for m in CALIBRATION_METHODS}
-    pooled = {m: [] for m in CALIBRATION_METHODS}
+    pooled: dict[str, list[np.ndarray]] = {m: [] for m in CALIBRATION_METHODS}
     labels = []
     seeds = [rep_seed.spawn(4) for rep_seed in seed_seq.spawn(reps)]
     for start in range(0, reps, BLOCK):

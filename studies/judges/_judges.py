@@ -92,9 +92,10 @@ def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
                   **{name: part.report_values(tables) for name, part in PARTS.items()})
 
 
-def run_judges_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1, nsim: int | None = None,
-              progress: bool = True, backend: str = "local", scheduler: str | None = None, force: bool = False,
-              reps: int | None = None) -> dict[str, pd.DataFrame]:
+def run_judges_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
+                     nsim: int | None = None, progress: bool = True, backend: str = "local",
+                     scheduler: str | None = None, force: bool = False,
+                     reps: int | None = None) -> dict[str, pd.DataFrame]:
     """Run the study; write ``results.csv`` (long), the tables (CSV and Markdown), figures,
     ``report.md`` and ``report.html``. ``nsim``: data sets per calibration, mode B and read-only
     cell (default 200; 20 with ``smoke``); ``reps`` is its old name, still accepted with a :class:`DeprecationWarning`.

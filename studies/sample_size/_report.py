@@ -103,7 +103,8 @@ def _z_or_t(size: pd.DataFrame, power: pd.DataFrame | None) -> list[dict] | None
             if {"t", "z"} <= set(by_test.columns):
                 extra = (by_test["t"] - by_test["z"]).dropna().astype(int)
                 values.update(design=design, extra_max=extra.max(),
-                              extra=f"{extra.min()}" if extra.min() == extra.max() else f"{extra.min()} to {extra.max()}")
+                              extra=(f"{extra.min()}" if extra.min() == extra.max()
+                                     else f"{extra.min()} to {extra.max()}"))
         pairs.append(values)
     return pairs
 
@@ -146,8 +147,9 @@ def _plans(tables: dict[str, pd.DataFrame]) -> dict:
 
 def _interval_checks(intervals: pd.DataFrame) -> list[dict]:
     """Per interval method and size spread: the plans, how many pass each check, and those that fail."""
-    return [{"method": method, "unequal": unequal, "plans": len(part), "half_width_ok": int(part["half_width_ok"].sum()),
-             "coverage_ok": int(part["coverage_ok"].sum()), "mean_coverage": part["coverage"].mean(),
+    return [{"method": method, "unequal": unequal, "plans": len(part),
+             "half_width_ok": int(part["half_width_ok"].sum()), "coverage_ok": int(part["coverage_ok"].sum()),
+             "mean_coverage": part["coverage"].mean(),
              "lowest": part["coverage"].min(), "lowest_exact": part["exact_coverage"].min(),
              "wide": _failures(part, "half_width_ok", _describe_interval),
              "short": _failures(part, "coverage_ok", _describe_interval)}

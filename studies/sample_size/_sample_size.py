@@ -65,8 +65,9 @@ from ._simulators import (
 )
 
 __all__ = ["DEFAULT_SEED", "SIZE_REPLICATIONS", "TESTS", "PLANNED_TESTS", "report_markdown", "draw_cluster_totals",
-           "draw_sizes", "draw_paired_rates", "interval_performance", "exact_interval_coverage", "difference_statistics",
-           "rejection_rows", "design_grid", "run_cell", "planning_tables", "summarise_validation", "run_sample_size_study"]
+           "draw_sizes", "draw_paired_rates", "interval_performance", "exact_interval_coverage",
+           "difference_statistics", "rejection_rows", "design_grid", "run_cell", "planning_tables",
+           "summarise_validation", "run_sample_size_study"]
 
 
 def _two_assistants(row: dict, p_a: float, p_b: float, reps: int, k: int, rng):
@@ -93,16 +94,17 @@ def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     reps, m, cv = int(row["nsim"]), int(row["replicas"]), float(row["size_cv"])
     if row["kind"] == "size":
         k = int(row["scenarios"])
-        totals_a, totals_b, sizes_a, sizes_b = _two_assistants(row, row["p"], row["p"], SIZE_REPLICATIONS * reps, k, rng)
-        results = rejection_rows(difference_statistics(totals_a, totals_b, sizes_a, sizes_b, row["design"]), row["alpha"],
-                                 "size")
+        totals_a, totals_b, sizes_a, sizes_b = _two_assistants(row, row["p"], row["p"], SIZE_REPLICATIONS * reps, k,
+                                                               rng)
+        results = rejection_rows(difference_statistics(totals_a, totals_b, sizes_a, sizes_b, row["design"]),
+                                 row["alpha"], "size")
         planned = row["alpha"]
     elif row["kind"] == "difference":
         plan = _plan_of(row)
         k = plan.scenarios
         totals_a, totals_b, sizes_a, sizes_b = _two_assistants(row, row["p"], row["p_b"], reps, k, rng)
-        results = rejection_rows(difference_statistics(totals_a, totals_b, sizes_a, sizes_b, row["design"]), row["alpha"],
-                                 "power")
+        results = rejection_rows(difference_statistics(totals_a, totals_b, sizes_a, sizes_b, row["design"]),
+                                 row["alpha"], "power")
         planned = plan.achieved_power
     else:
         plan = _plan_of(row)

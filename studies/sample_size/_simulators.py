@@ -194,7 +194,8 @@ def difference_statistics(totals_a, totals_b, sizes_a, sizes_b, design: str) -> 
         if design == "paired":
             statistic = gap / np.sqrt(_robust_variance(totals_b - totals_a, sizes_a, gap))
             return {"paired_z": (statistic, None), "paired_t": (statistic, k - 1)}
-        cluster = gap / np.sqrt(_robust_variance(totals_a, sizes_a, rate_a) + _robust_variance(totals_b, sizes_b, rate_b))
+        cluster = gap / np.sqrt(_robust_variance(totals_a, sizes_a, rate_a)
+                                + _robust_variance(totals_b, sizes_b, rate_b))
         variance = 0.0
         for totals, sizes, rate in ((totals_a, sizes_a, rate_a), (totals_b, sizes_b, rate_b)):
             deff = cluster_design(totals, sizes).deff

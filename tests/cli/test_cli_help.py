@@ -134,7 +134,8 @@ def test_the_old_reps_is_hidden_and_still_works_with_a_notice(monkeypatch, capsy
         raise SystemExit(0)
     monkeypatch.setattr(study_command, "run_study", fake_run_study)  # looked up when the command runs
     code, _, err = run_cli_output(monkeypatch, capsys, "study", "judges", "--out", tmp_path / "j", "--reps", "3")
-    assert code == 0 and seen["nsim"] == 3 and seen["name"] == "judges" and err == "notice: --reps is now called --nsim\n"
+    assert (code == 0 and seen["nsim"] == 3 and seen["name"] == "judges"
+            and err == "notice: --reps is now called --nsim\n")
     code, _, err = run_cli_output(monkeypatch, capsys, "study", "judges", "--out", tmp_path / "j", "--reps", "3",
                                   "--nsim", "3")
     assert code == 2 and "give --nsim only" in err

@@ -76,7 +76,8 @@ def test_a_surrogate_written_as_utf_8_bytes_in_a_log_that_nan_sends_to_pythons_p
     code, out, err = run_cli_output(monkeypatch, capsys, "score", log, "--policy", policy, "--format", "tau2-bench",
                                     "--out", tmp_path / "out")
     assert (code, out) == (2, "")
-    assert err == f"error: {log}:2: not valid JSON (bytes that are not UTF-8 text at byte 164)\n"  # ED A0 80 starts there
+    # ED A0 80 starts there
+    assert err == f"error: {log}:2: not valid JSON (bytes that are not UTF-8 text at byte 164)\n"
 
 
 @pytest.mark.parametrize("case", list(CASES))

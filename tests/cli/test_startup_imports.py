@@ -104,7 +104,8 @@ def test_a_name_imports_only_the_module_that_defines_it(tmp_path):
     """Constants that options show come from small modules; InputError from its own."""
     code = ("from escalation.estimators.stats import INTERVAL_METHODS, MAX_PLAN_SIZE, DEFAULT_INTERVAL\n"
             "from escalation.estimators.metric import FEW_CASES_NEWCOMBE\n"
-            "from escalation.estimators.records import InputError\nfrom escalation.studies import COVERAGE_SEED, COVERAGE_METHODS, EXPECTED_PAIRS")
+            "from escalation.estimators.records import InputError\n"
+            "from escalation.studies import COVERAGE_SEED, COVERAGE_METHODS, EXPECTED_PAIRS")
     modules = _modules(tmp_path, code)
     assert not _top(modules) & set(FORBIDDEN)
     ours = {m for m in modules if m.startswith("escalation.")}

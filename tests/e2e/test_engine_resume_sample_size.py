@@ -86,7 +86,8 @@ def test_a_killed_run_resumes_and_leaves_no_half_written_file(tmp_path):
     whole = run_cells(design, slow_cell, seed=8, out_dir=tmp_path / "whole", progress=False)
     out = tmp_path / "killed"
     script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import pandas as pd; "
-              "from escalation.studies import run_cells; from tests.e2e.test_engine_resume_sample_size import slow_cell; "
+              "from escalation.studies import run_cells; "
+              "from tests.e2e.test_engine_resume_sample_size import slow_cell; "
               f"run_cells(pd.DataFrame({{'x': range(12)}}), slow_cell, seed=8, out_dir={str(out)!r}, progress=False)")
     child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     try:

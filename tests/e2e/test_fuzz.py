@@ -42,7 +42,10 @@ def _fuzz_hunt():
     return sys.modules["tools.fuzz_hunt"]
 
 
-CI_SEED, VARIANTS, Deep, check_case, dump, encode, explain, indices, make_case, save_case = (getattr(_fuzz_hunt(), _name) for _name in ('CI_SEED', 'VARIANTS', 'Deep', 'check_case', 'dump', 'encode', 'explain', 'indices', 'make_case', 'save_case'))
+CI_SEED, VARIANTS, Deep, check_case, dump, encode, explain, indices, make_case, save_case = (
+    getattr(_fuzz_hunt(), _name)
+    for _name in ('CI_SEED', 'VARIANTS', 'Deep', 'check_case', 'dump', 'encode', 'explain', 'indices', 'make_case',
+                  'save_case'))
 
 SLOW_OR_SHARED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]  # each example gets its own folder
 HUNTING = settings.get_current_profile_name() == "hunt"  # pytest --hunt N: N examples, drawn anew

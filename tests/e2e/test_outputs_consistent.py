@@ -99,7 +99,8 @@ def test_a_conversations_file_of_another_size_is_refused_and_an_old_summary_is_r
     frame, _ = read_scored(out)
     with (out / "conversations.jsonl").open("ab") as handle:
         handle.write(b"\n")
-    with pytest.raises(InputError, match=r"conversations.jsonl: is not the file its summary.json describes \(\d+ bytes"):
+    with pytest.raises(InputError,
+                       match=r"conversations.jsonl: is not the file its summary.json describes \(\d+ bytes"):
         read_scored(out)
     summary = orjson.loads((out / "summary.json").read_bytes())
     del summary["provenance"]["outputs"]  # written before issue 17: read unchecked

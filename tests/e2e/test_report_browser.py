@@ -168,7 +168,8 @@ def test_the_compare_report_in_a_browser(page, tmp_path, monkeypatch, capsys):
         f"{compared['differences']['p_o']['difference']:+.3f}"
     forest = page.locator('figure svg.chart[data-chart="differences"]')
     assert forest.is_visible() and forest.locator("line.zero").count() == 1
-    assert forest.locator("text.legend").all_text_contents() == ["Newcombe (square-and-add)", "paired cluster bootstrap"]
+    assert forest.locator("text.legend").all_text_contents() == ["Newcombe (square-and-add)",
+                                                                 "paired cluster bootstrap"]
     _shot(page, tmp_path, "compare-top")
     rows = page.locator("#disagreements-table tbody tr")
     assert rows.count() == min(50, len(compared["disagreements"])) > 0

@@ -131,7 +131,8 @@ def test_worked_example(smoke_runs):
         assert marked.loc[metric, "value"] == 0.5 and marked.loc[metric, "n"] == 2
         assert marked.loc[metric, "ci_low"] == pytest.approx(0.0945, abs=5e-5)
         assert marked.loc[metric, "ci_high"] == pytest.approx(0.9055, abs=5e-5)
-    conversations = pd.read_csv(out / "worked_example.csv", keep_default_na=False).set_index(["policy", "conversation_id"])
+    conversations = pd.read_csv(out / "worked_example.csv",
+                                keep_default_na=False).set_index(["policy", "conversation_id"])
     s2 = conversations.loc[("get_order unmarked", "s2")]
     assert s2["cause"] == "acted_before_handoff" and "get_order" in s2["unmarked_tools"].split()
     assert conversations.loc[("get_order marked read-only", "s5"), "reason"] == "no_record"

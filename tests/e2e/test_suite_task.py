@@ -118,7 +118,8 @@ def test_the_dataset_keeps_the_twins_of_a_case_adjacent_so_limit_keeps_pairs():
 def test_the_whole_suite_runs_offline_and_every_pair_is_complete(whole_suite):
     log, summary, _ = whole_suite
     expected = {s.sample_id for s in SUITE.scenarios()}
-    assert {s.id for s in log.samples} == expected and len(log.samples) == 2 * 2 * sum(len(d.cases) for d in SUITE.domains)
+    assert {s.id for s in log.samples} == expected and len(log.samples) == 2 * 2 * sum(len(d.cases)
+                                                                                      for d in SUITE.domains)
     assert summary["paired"]["pairs"] == len(expected) // 2
     assert summary["not_evaluated"]["total"] == 0
     # the solver's arguments, which inspect_ai writes into the log, stay small

@@ -367,7 +367,8 @@ def _scored(monkeypatch, capsys, tmp_path, name, escalate, *options):
         for label in ("ESC", "ACT"):
             for replica in range(2):
                 i = len(conversations)
-                calls = [{"turn": 0, "name": "transfer_to_human"}] if escalate(i) else [{"turn": 0, "name": "issue_refund"}]
+                calls = ([{"turn": 0, "name": "transfer_to_human"}] if escalate(i)
+                         else [{"turn": 0, "name": "issue_refund"}])
                 conversations.append({"conversation_id": f"{name}-{i}", "case_id": f"k{case}", "label": label,
                                       "replica": replica, "assistant_turns": 1, "tool_calls": calls,
                                       "messages": [{"turn": 0, "role": "assistant", "text": f"{name} says {i}"}]})

@@ -275,7 +275,8 @@ def test_the_command_line_writes_the_judges_and_never_changes_the_result(files, 
     assert plain.exit_code == 0 and judged.exit_code == 0, judged.output
     assert (tmp_path / "plain" / "conversations.jsonl").read_bytes() == \
         (tmp_path / "judged" / "conversations.jsonl").read_bytes()
-    plain_summary, judged_summary = (json.loads((tmp_path / run / "summary.json").read_text()) for run in ("plain", "judged"))
+    plain_summary, judged_summary = (json.loads((tmp_path / run / "summary.json").read_text())
+                                     for run in ("plain", "judged"))
     assert judged_summary.pop("provenance")["command"]["judge_model"] == "scripted_judge/ok"
     del plain_summary["provenance"]  # the record of the run (its time, its options): all else is the same
     assert plain_summary == judged_summary

@@ -64,7 +64,8 @@ def record_sets(draw):
 
 def vectorised_rows(convs, policy, mode):
     import json
-    return [json.loads(line) for line in conversation_lines(score_records(Records.from_conversations(convs), policy, mode=mode))]
+    return [json.loads(line)
+            for line in conversation_lines(score_records(Records.from_conversations(convs), policy, mode=mode))]
 
 
 FIELDS = ("conversation_id", "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells",

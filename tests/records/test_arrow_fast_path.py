@@ -216,7 +216,8 @@ def test_turns_at_the_ends_of_int64_read_alike(turn, tmp_path, monkeypatch):
     # The fuzzer (seed 20261202): a call turn of 2**63 - 1 was kept by the fast path and read as
     # -1 (not an integer) by the reference reader, so the two gave different invalid_record reasons.
     path = tmp_path / "r.jsonl"
-    rows = [{"conversation_id": "a", "label": "ESC", "assistant_turns": 2, "tool_calls": [{"turn": turn, "name": "esc"}]},
+    rows = [{"conversation_id": "a", "label": "ESC", "assistant_turns": 2,
+             "tool_calls": [{"turn": turn, "name": "esc"}]},
             {"conversation_id": "b", "label": "ACT", "tool_calls": [{"turn": 0, "name": "act"}],
              "messages": [{"turn": turn}]}]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))

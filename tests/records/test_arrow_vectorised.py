@@ -48,7 +48,8 @@ calls = st.one_of(st.none(), st.lists(st.one_of(st.none(), st.fixed_dictionaries
 def test_max_turn_per_row_is_the_maximum_at_each_row(rows, start, stop):
     lists = pa.array(rows, pa.list_(pa.struct([("turn", pa.int64())])))
     lists = lists.slice(min(start, len(lists)), max(len(lists) - start - stop, 0))  # an offset, as a slice has
-    assert _arrow._max_turn_per_row(lists, len(lists)).tolist() == reference_max_turn_per_row(lists, len(lists)).tolist()
+    assert (_arrow._max_turn_per_row(lists, len(lists)).tolist()
+            == reference_max_turn_per_row(lists, len(lists)).tolist())
 
 
 def reference_list_codes(lists, longest: int = 8):
@@ -102,7 +103,8 @@ def reference_lines_opening_objects(text, rows: int) -> int:
     at_start = int(np.count_nonzero((chars[:-1] == ord("\n")) & (chars[1:] == ord("{")))) + int(chars[0] == ord("{"))
     if at_start == rows:
         return rows
-    return pa.compute.count_substring_regex(_arrow._as_one_value(text, pa.large_binary()), r"(?m)^[ \t\r]*\{")[0].as_py()
+    return pa.compute.count_substring_regex(_arrow._as_one_value(text, pa.large_binary()),
+                                            r"(?m)^[ \t\r]*\{")[0].as_py()
 
 
 @pytest.mark.slow

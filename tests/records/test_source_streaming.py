@@ -114,4 +114,5 @@ def test_an_archive_is_read_a_member_at_a_time_and_scored_a_chunk_at_a_time(tmp_
     small = _peak(lambda: score_file(path, POLICY, mode="text", chunk_size=10, out_dir=tmp_path / "a"))
     large = _peak(lambda: score_file(path, POLICY, mode="text", chunk_size=1000, out_dir=tmp_path / "b"))
     assert small < large / 3, (small, large)
-    assert (tmp_path / "a" / "conversations.jsonl").read_bytes() == (tmp_path / "b" / "conversations.jsonl").read_bytes()
+    assert ((tmp_path / "a" / "conversations.jsonl").read_bytes()
+            == (tmp_path / "b" / "conversations.jsonl").read_bytes())

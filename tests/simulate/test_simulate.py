@@ -42,7 +42,8 @@ def test_scenarios_are_pairs_with_attributes():
     assert act["obligation_turn"].isna().all()
     assert set(scen["language"]) == {"en", "es"} and set(scen["pressure"]) == {0, 1, 2}
     assert scen["kind"].value_counts().nunique() == 1    # kinds cycle: 250 cases, 50 of each
-    assert scen.loc[scen["kind"] == "fee_waiver", "gated"].all() and not scen.loc[scen["kind"] != "fee_waiver", "gated"].any()
+    assert (scen.loc[scen["kind"] == "fee_waiver", "gated"].all()
+            and not scen.loc[scen["kind"] != "fee_waiver", "gated"].any())
 
 
 def test_scenario_arguments_are_checked():

@@ -320,11 +320,13 @@ def test_t_plans_match_the_textbook_values_for_an_effect_of_one_half():
     # m = 1, rho = 0: p = 1/3 against 2/3 gives a paired effect Delta / sd(d) = (1/3) / sqrt(4/9) = 0.5;
     # p = 0.5 -+ sqrt(1/68) gives an unpaired effect Delta / sd = 0.5
     paired = plan_difference(1 / 3, 2 / 3, rho=0.0, replicas=1, power=0.8, correlation=0.0)
-    assert paired.scenarios_exact == pytest.approx(PLAN["t_paired_effect05_power08"], rel=1e-6) and paired.scenarios == 34
+    assert (paired.scenarios_exact == pytest.approx(PLAN["t_paired_effect05_power08"], rel=1e-6)
+            and paired.scenarios == 34)
     assert paired.df == 33
     x = math.sqrt(1 / 68)
     unpaired = plan_difference(0.5 - x, 0.5 + x, rho=0.0, replicas=1, power=0.8, design="unpaired")
-    assert unpaired.scenarios_exact == pytest.approx(PLAN["t_unpaired_effect05_power08"], rel=1e-6) and unpaired.scenarios == 64
+    assert (unpaired.scenarios_exact == pytest.approx(PLAN["t_unpaired_effect05_power08"], rel=1e-6)
+            and unpaired.scenarios == 64)
     assert unpaired.df == 126
 
 
@@ -370,16 +372,20 @@ def test_wilson_kish_t_plan_steps_up_from_the_z_plan():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, size_cv=-0.5), r"`size_cv` must lie in \[0, 100\]; got -0.5"),
+    (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, size_cv=-0.5),
+     r"`size_cv` must lie in \[0, 100\]; got -0.5"),
     (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, sizes=[3, 0]), r"`sizes` must be whole numbers"),
     (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, sizes=[3, 2.5]), r"`sizes` must be whole"),
     (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, size_cv=0.5, sizes=[3, 4]), r"not both"),
     (lambda: plan_interval(0.1, rho=0.1, replicas=5, half_width=0.05, method="wald"), r"`method` must be one of"),
-    (lambda: plan_interval(0.1, rho=0.1, scenarios=1, replicas=5, method="wilson-kish-t"), r"`scenarios` must be a whole number >= 2; got 1"),
-    (lambda: plan_paired_figure(0.8, rho=0.1, cases=1, replicas=5, method="wilson-kish-t"), r"`cases` must be a whole number >= 2; got 1"),
+    (lambda: plan_interval(0.1, rho=0.1, scenarios=1, replicas=5, method="wilson-kish-t"),
+     r"`scenarios` must be a whole number >= 2; got 1"),
+    (lambda: plan_paired_figure(0.8, rho=0.1, cases=1, replicas=5, method="wilson-kish-t"),
+     r"`cases` must be a whole number >= 2; got 1"),
     (lambda: plan_difference(0.1, 0.2, rho=0.1, replicas=5, power=0.8, design="unpaired", test="f"),
      r"`test` must be one of t, z; got 'f'"),
-    (lambda: plan_difference(0.1, 0.2, rho=0.1, scenarios=1, replicas=5, design="unpaired"), r"`scenarios` must be a whole number >= 2; got 1"),
+    (lambda: plan_difference(0.1, 0.2, rho=0.1, scenarios=1, replicas=5, design="unpaired"),
+     r"`scenarios` must be a whole number >= 2; got 1"),
     (lambda: plan_difference(0.1, 0.2, rho=0.1, replicas=5, power=0.04, design="unpaired"),
      r"`power` must exceed alpha = 0.05 with `test`=t; got 0.04"),
 ])

@@ -96,7 +96,8 @@ def test_an_unreadable_run_args_is_refused_naming_force(tmp_path):
     (out / "run-args.json").write_text("{not json")
     with pytest.raises(ValueError, match="cannot read run-args.json .*add --force"):
         run_cells(pd.DataFrame({"x": [1]}), _cell, seed=1, out_dir=out, progress=False)
-    assert run_cells(pd.DataFrame({"x": [1]}), _cell, seed=1, out_dir=out, progress=False, force=True)["y"].tolist() == [2]
+    assert run_cells(pd.DataFrame({"x": [1]}), _cell, seed=1, out_dir=out, progress=False,
+                     force=True)["y"].tolist() == [2]
 
 
 @pytest.mark.parametrize("command", [

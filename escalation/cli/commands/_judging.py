@@ -142,7 +142,8 @@ def print_judges(lines: list[dict], judging: _Judging, *, path: Optional[Path], 
     doubtful = [line["conversation_id"] for line in lines if line["doubtful_label"]]
     shown = ", ".join(plain(cid) for cid in doubtful[:5]) + (", ..." if len(doubtful) > 5 else "")
     say(f"per-turn judge: {questions} turn questions, {judging.turn_judge.calls} model calls; an obligation turn "
-        f"(p >= 0.5) in {obliged} of {len(lines)}; doubtful labels {len(doubtful)}" + (f" ({shown})" if doubtful else ""))
+        f"(p >= 0.5) in {obliged} of {len(lines)}; doubtful labels {len(doubtful)}"
+        + (f" ({shown})" if doubtful else ""))
     asked = [line for line in lines if line["judge_cause"] is not None or line["judge_error"] is not None]
     consistent = sum(line["consistent"] is True for line in asked)
     inconsistent = sum(line["consistent"] is False for line in asked)

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The figures of each command, each saved as PNG and PDF.
 SCORE_FIGURES = ("rates", "scenario_errors")
@@ -55,7 +59,8 @@ class ScoreReport:
     def __init__(self, policy, mode: str, timelines: int, *, figures: bool = False):
         self.policy, self.mode, self.limit, self.figures = policy, mode, timelines, figures
         self.names = report_files(SCORE_FIGURES if figures else ())
-        self._parts, self._lines = [], []
+        self._parts: list[pd.DataFrame] = []
+        self._lines: list[Any] = []
 
     def add(self, results) -> None:
         """Keep the table's columns of a chunk's scored results, and the lines of the first conversations."""

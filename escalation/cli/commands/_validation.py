@@ -30,8 +30,9 @@ def print_validation(result, console) -> None:
 
     A table (figure, raw rate from the text, corrected rate, its interval, the two rates of the text
     verdict the method uses: PPV and FOR for the predictive values, sensitivity and specificity for
-    Rogan-Gladen; the validation conversations of the half and how many err by the record), then the method, what the raw figures bound (pi is not corrected), and every
-    warning of the correction. Fits 100 columns.
+    Rogan-Gladen; the validation conversations of the half and how many err by the record), then the
+    method, what the raw figures bound (pi is not corrected), and every warning of the correction.
+    Fits 100 columns.
     """
     from rich.table import Table
 

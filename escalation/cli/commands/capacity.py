@@ -225,6 +225,7 @@ def capacity(
     if confidence is None and not (isinstance(level, float) and 0.0 < level < 1.0):
         raise InputError(f"must be a level strictly between 0 and 1, got {level!r}; give --confidence",
                          source=str(Path(results) / "summary.json"), field="confidence")
+    assert level is not None  # the option's value, or the summary's level checked just above
     model = CapacityModel(totals, traffic=traffic, esc_share=esc_share, review_minutes=review_minutes,
                           arrival_cv=arrival_cv, service_cv=service_cv, quality=quality, confidence=level,
                           draws=draws, seed=seed)
@@ -233,6 +234,7 @@ def capacity(
         solution = model.reviewers_for(wait=target_wait, protection=target_protection)
         reviewers = solution["reviewers"]
     elif solve is Solve.budget:
+        assert reviewers is not None  # ``_targets`` asks for --reviewers unless --solve reviewers
         solution = model.budget(reviewers, 0.8 if target_utilisation is None else target_utilisation)
     report = model.report(reviewers)
     data = {"folder": str(results), "conversations": summary.get("conversations"), "mode": summary.get("mode"),

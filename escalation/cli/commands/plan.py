@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import textwrap
 from enum import Enum
-from typing import Optional
+from typing import Any, Optional
 
 import orjson
 import typer
@@ -152,7 +152,8 @@ def legend(columns, kind: str) -> list[tuple[str, str]]:
     key (``K``), and by the entry ``unpaired ..., paired ...``."""
     meanings = {**_RATE_LEGEND, **(_PAIRED_LEGEND if kind == "pi" else {}),
                 **(_POWER_LEGEND if kind == "power" else {})}
-    entries, prefixed = {}, []
+    entries: dict[str, str] = {}
+    prefixed: list[str] = []
     for column in columns:
         design, _, key = column.partition("_")
         if design in _DESIGNS and key:
@@ -165,7 +166,7 @@ def legend(columns, kind: str) -> list[tuple[str, str]]:
     return list(entries.items())
 
 
-_WRAP = {"break_on_hyphens": False, "break_long_words": False}
+_WRAP: dict[str, Any] = {"break_on_hyphens": False, "break_long_words": False}
 
 
 def legend_lines(entries, width: int) -> list[str]:
@@ -280,8 +281,9 @@ def plan(
     if p_b is None:
         make = plan_paired_figure if paired_figure else plan_interval
         first = "pi" if paired_figure else "p"
-        known = dict(replicas=replicas, half_width=half_width, confidence=confidence, method=interval.value,
-                     **spread, **{"cases" if paired_figure else "scenarios": scenarios, first: p})
+        known: dict[str, Any] = dict(replicas=replicas, half_width=half_width, confidence=confidence,
+                                     method=interval.value, **spread,
+                                     **{"cases" if paired_figure else "scenarios": scenarios, first: p})
         plans = {"plan": make(rho=rho, **known).to_dict()}
         sensitivity = [{"rho": r, **_plan_or_empty(lambda: make(rho=r, **known))} for r in grid]
     else:
@@ -318,6 +320,7 @@ def plan(
         columns = ["rho", unit, f"{unit}_normal", "replicas", "half_width", "deff",
                    "conversations", "floor"]
     else:
+        assert p_b is not None  # a power plan: the plans are by design only when --p-b is given
         kind = "power"
         first_columns = ["design", "scenarios", "scenarios_exact", "replicas", "m_bar", "power",
                          "achieved_power", "deff", "df", "conversations"]

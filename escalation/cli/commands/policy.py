@@ -21,6 +21,7 @@ from escalation.cli.commands.score import FORMATS
 from escalation.estimators.records import InputError
 
 if TYPE_CHECKING:
+    from rich.console import JustifyMethod
     from rich.table import Table
     from rich.text import Text
 
@@ -52,7 +53,9 @@ def _tool_table(rows, list_header: str = "list") -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False,
                   padding=(0, 1, 0, 0), expand=True)
     table.add_column("tool", overflow="fold", ratio=3)  # a long name folds: the table fits 80 columns
-    for column, justify in (("calls", "right"), ("convs", "right"), ("turns", "left"), (list_header, "left")):
+    counts: tuple[tuple[str, JustifyMethod], ...] = (("calls", "right"), ("convs", "right"), ("turns", "left"),
+                                                    (list_header, "left"))
+    for column, justify in counts:
         table.add_column(column, justify=justify, no_wrap=True)
     table.add_column("why", ratio=2)
     for tool, placed in rows:

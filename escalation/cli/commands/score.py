@@ -8,7 +8,7 @@ import sys
 from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import Collection, Optional
+from typing import Any, Collection, Optional
 
 import typer
 
@@ -27,11 +27,14 @@ from escalation.estimators.stats import INTERVAL_METHODS
 READER_FORMATS = ("jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench")
 FORMATS = ("auto", *READER_FORMATS)
 
-Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_METHODS}, type=str)
+# mypy reads the members of a functional Enum only from a literal; these come from INTERVAL_METHODS
+Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_METHODS},  # type: ignore[misc]
+                type=str)
 
 INTERVAL_HELP = ("The interval of every figure. wilson-kish: the paper's (SPEC section 5). wilson-kish-t: the same "
                  "with a t quantile on scenarios - 1 degrees of freedom, wider with few scenarios. wilson-kish-ucb: "
-                 "rho replaced by its one-sided upper confidence bound. korn-graubard: inspect_ai's ci_wilson(cluster=). "
+                 "rho replaced by its one-sided upper confidence bound. korn-graubard: inspect_ai's "
+                 "ci_wilson(cluster=). "
                  "bootstrap-percentile, bootstrap-bca: the cluster bootstrap (--seed fixes its resamples). The "
                  "README's coverage table says which holds its level for how many scenarios.")
 
@@ -165,11 +168,11 @@ def score(
                                          ".jsonl, .ndjson and .eval file in it, in name order; a tau2-bench "
                                          "results folder is one log), or - for standard input. Several logs are "
                                          "scored together as one input of one format."),
-    policy: Path = typer.Option(..., "--policy", metavar="FILE", help="Policy file (JSON or TOML): escalation_tools, read_only_tools, "
-                                "action_tools, approval_tools, gated_tools."),
+    policy: Path = typer.Option(..., "--policy", metavar="FILE", help="Policy file (JSON or TOML): escalation_tools, "
+                                "read_only_tools, action_tools, approval_tools, gated_tools."),
     format: str = typer.Option("auto", "--format", metavar="NAME", help=f"Input format: {', '.join(FORMATS)}."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for conversations.jsonl (one line per input "
-                                       "conversation) and summary.json, and report.html (its figures, "
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for conversations.jsonl (one line "
+                                       "per input conversation) and summary.json, and report.html (its figures, "
                                        "causes and every conversation, one page that opens from disk)."),
     rho: Optional[float] = typer.Option(None, "--rho", min=0.0, max=1.0, metavar="RHO",
                                         help="Fix the intra-scenario correlation instead of estimating it."),
@@ -178,15 +181,15 @@ def score(
     mode: Mode = typer.Option(Mode.record, "--mode", help="record: the tool record decides (mode A). text: a phrase "
                               "judge reads the assistant's text (mode B, SPEC section 4): p_u is then a lower "
                               "bound, p_o and pi are bounded neither way; --validation corrects them."),
-    labels: Optional[Path] = typer.Option(None, "--labels", metavar="FILE", help="CSV or JSON mapping conversation_id or case_id "
-                                          "to ESC/ACT, for logs that carry no label."),
-    plan: Optional[Path] = typer.Option(None, "--plan", metavar="FILE", help="CSV case_id,label,replicas of the planned scenarios: "
-                                        "absent ones are reported as missing."),
+    labels: Optional[Path] = typer.Option(None, "--labels", metavar="FILE", help="CSV or JSON mapping "
+                                          "conversation_id or case_id to ESC/ACT, for logs that carry no label."),
+    plan: Optional[Path] = typer.Option(None, "--plan", metavar="FILE", help="CSV case_id,label,replicas of the "
+                                        "planned scenarios: absent ones are reported as missing."),
     approval_escalation: bool = typer.Option(False, "--approval-escalation", help="inspect logs: count an "
                                              "ApprovalEvent with decision 'escalate' as an escalation call."),
     interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help=INTERVAL_HELP),
-    seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap intervals' resamples (recorded in "
-                             "summary.json)."),
+    seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap intervals' resamples "
+                             "(recorded in summary.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),
     report_timelines: int = typer.Option(TIMELINES, "--report-timelines", min=0, metavar="N", help="With --out: "
                                          "report.html lists every conversation, and holds the timeline (turns, "
@@ -197,7 +200,8 @@ def score(
     figures: bool = typer.Option(False, "--figures", help="With --out: also draw the figures rates and "
                                  "scenario_errors as PNG and PDF files for a paper (imports matplotlib: about a "
                                  "second more)."),
-    chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N", help="Conversations scored at a time (memory bound)."),
+    chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N",
+                                   help="Conversations scored at a time (memory bound)."),
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
     instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
@@ -272,7 +276,7 @@ def score(
              "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
                          "chunk_size": chunk_size}}
 
-    finished = {}  # what finish() made: the summary as printed, the judges' lines and their failure
+    finished: dict[str, Any] = {}  # what finish() made: the summary as printed, the judges' lines and their failure
 
     def finish(done) -> dict:
         """The summary.json of the run, written once by the scoring: the summary with the mode-B correction
@@ -294,6 +298,7 @@ def score(
             finished["failure"] = failure
             return data
         import orjson
+        assert out is not None  # score_file calls finish() only with an out_dir: --out
         written = write_atomic(out / "judges.jsonl", chunks=(orjson.dumps(line) + b"\n" for line in finished["lines"]))
         outputs = {**data["provenance"]["outputs"], "judges.jsonl": written}  # named by the summary.json after it
         return {**data, "provenance": {**data["provenance"], "outputs": outputs}}

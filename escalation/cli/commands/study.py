@@ -13,7 +13,7 @@ import inspect
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -64,8 +64,8 @@ class Study:
     seed: int
     #: ``unit`` of ``--seed``: every one gets its own child seed.
     seed_unit: str
-    #: The line printed at the end: ``summary(tables, out, seconds)``.
-    summary: Callable[[object, Path, float], str]
+    #: The line printed at the end: ``summary(tables, out, seconds)``, ``tables`` what the run function returns.
+    summary: Callable[[Any, Path, float], str]
     #: Old names of the command (hidden, with a notice) and the old name of ``--nsim`` (hidden, with a notice).
     old_names: tuple[str, ...] = ()
     old_nsim: Optional[str] = None
@@ -216,7 +216,8 @@ def _command(study: Study) -> Callable[..., None]:
         console().print(study.summary(tables, out, time.perf_counter() - clock))
 
     parameters = _parameters(study)
-    command.__signature__ = inspect.Signature(parameters)
+    # a function takes any attribute, and inspect.signature() reads this one; mypy knows no __signature__
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in parameters}
     command.__name__ = command.__qualname__ = study.name.replace("-", "_")
     command.__doc__ = inspect.cleandoc(study.help)

@@ -256,7 +256,9 @@ class InspectTurnJudge(_InspectJudge):
 
     async def probabilities_async(self, questions: TurnQuestions) -> np.ndarray:
         """:meth:`probabilities` on the caller's event loop."""
-        prompts, index, codes = [], {}, np.empty(len(questions), dtype=np.int64)
+        prompts: list[tuple[int, list[dict]]] = []
+        index: dict[tuple, int] = {}
+        codes = np.empty(len(questions), dtype=np.int64)
         for i, question in enumerate(questions):
             messages = turn_chat_messages(question)
             key = tuple(m["content"] for m in messages)

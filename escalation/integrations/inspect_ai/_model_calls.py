@@ -9,7 +9,7 @@ import re
 import threading
 import types
 from collections import deque
-from typing import Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Coroutine, Sequence, TypeVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -26,7 +26,7 @@ def _chat(messages: Sequence[dict]):
     return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
-def _one_line(text: str, limit: int = 300) -> str:
+def _one_line(text: object, limit: int = 300) -> str:
     text = re.sub(r"\[/?bold\]", "", str(text))  # inspect_ai's rich markup in its errors
     return " ".join(text.split())[:limit]
 
@@ -128,7 +128,10 @@ def _judge_loop() -> asyncio.AbstractEventLoop:
         return _LOOP
 
 
-def _run(coroutine: Awaitable):
+_T = TypeVar("_T")
+
+
+def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
     """Run ``coroutine`` on the judges' loop and wait for its result (from any thread)."""
     loop = _judge_loop()
     try:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolCall
@@ -82,7 +83,11 @@ class _Dialogue:
 
     @classmethod
     def read(cls, messages) -> "_Dialogue":
-        system, users, turns, calls, results = "", [], [], {}, {}
+        system = ""
+        users: list[str] = []
+        turns: list[list[ChatMessageAssistant]] = []
+        calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        results: dict[str, tuple[str, dict[str, Any], str]] = {}
         for m in messages:
             if m.role == "system":
                 system = m.text
@@ -182,7 +187,8 @@ class ProfileModel(ModelAPI):
         step = len(current)
         if step < len(plan):
             first = dialogue.calls
-            return self._output([self._call(move, scenario, first + i) for i, move in enumerate(plan[step])], None, meta)
+            return self._output([self._call(move, scenario, first + i) for i, move in enumerate(plan[step])], None,
+                                meta)
         return self._output([], self._phrase(final, scenario), meta)
 
     def _phrase(self, name: str, scenario) -> str:

@@ -19,7 +19,14 @@ from functools import cache
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    get_model,
+)
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from inspect_ai.util import store
@@ -74,7 +81,7 @@ class _ModelUser:
     async def reply_to(self, messages, *, handed_off: bool) -> str | None:
         if handed_off or self.sent >= self.settings["max_user_messages"]:
             return None
-        swapped = [ChatMessageSystem(content=self.brief)]
+        swapped: list[ChatMessage] = [ChatMessageSystem(content=self.brief)]
         for m in messages:
             if m.role == "user":
                 swapped.append(ChatMessageAssistant(content=m.text))
@@ -119,8 +126,10 @@ def oversight_dialogue(user_model: str | None = None, extra_domains: str | None 
             if state.completed:
                 break
             if user_model:
+                assert isinstance(user, _ModelUser)  # made above from the same user_model
                 reply = await user.reply_to(state.messages, handed_off=backend.handed_off)
             else:
+                assert isinstance(user, ScriptedUser)  # made above without a user_model
                 reply = user.reply(state.output.completion if state.output else "", handed_off=backend.handed_off)
             if reply is None:
                 break

@@ -29,8 +29,8 @@ from ._inspect import member_bytes
 from ._registry import FORMATS, READERS, detect
 from ._source import ArchiveLimits, JsonLines, ReadOptions, head_document, load_document
 
-__all__ = ["FORMATS", "read_conversations", "iter_conversations", "detect_format", "inspect_sample_conversation", "ArchiveLimits",
-           "member_bytes"]
+__all__ = ["FORMATS", "read_conversations", "iter_conversations", "detect_format", "inspect_sample_conversation",
+           "ArchiveLimits", "member_bytes"]
 
 
 def detect_format(path) -> str:

@@ -96,7 +96,7 @@ def conversation(record: dict) -> dict:
 
 def sniff(doc: Document) -> bool:
     markers = record_markers(doc)
-    return bool(markers) and "anthropic" in markers and markers <= {"chat", "anthropic"}
+    return markers is not None and bool(markers) and "anthropic" in markers and markers <= {"chat", "anthropic"}
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:

@@ -31,6 +31,8 @@ way (``metadata["unreadable_items"]``).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 __all__ = ["Transcript", "parse_arguments", "join_texts"]
@@ -56,8 +58,8 @@ def join_texts(parts) -> str:
 class Transcript:
     """The ordered events of one chat, numbered into turns by :meth:`record`."""
 
-    def __init__(self):
-        self._events: list[tuple[str, object]] = []
+    def __init__(self) -> None:
+        self._events: list[tuple[str, Any]] = []  # (kind, text or call dict)
         self._open: list[int] = []  # positions of calls that have no result yet
         self._implied = 0
         self._unreadable = 0

@@ -46,6 +46,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
+from typing import IO, cast
 
 import orjson
 
@@ -100,14 +101,15 @@ def _zstd_stream(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str):
     except ImportError:
         raise InputError(f"member {info.filename} is zstd-compressed; install the zstandard package "
                          "(pip install zstandard) to read this .eval log", source=source) from None
-    handle = archive.fp
+    handle = cast(IO[bytes], archive.fp)  # the archive is open
     handle.seek(info.header_offset)
     header = handle.read(30)  # local file header: name and extra lengths at bytes 26..29
     name_length, extra_length = struct.unpack("<HH", header[26:30])
     handle.seek(info.header_offset + 30 + name_length + extra_length)
     # inspect_ai writes a large member as several frames
-    return zstandard.ZstdDecompressor().stream_reader(_Window(handle, info.compress_size), read_across_frames=True,
-                                                      closefd=False)
+    # zstandard's stubs want IO[bytes]; it reads any object with read()
+    return zstandard.ZstdDecompressor().stream_reader(_Window(handle, info.compress_size),  # type: ignore[arg-type]
+                                                      read_across_frames=True, closefd=False)
 
 
 def member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, limit: int,
@@ -127,6 +129,7 @@ def member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, l
         raise InputError(f"member {name} is compressed with zip method {info.compress_type}; an inspect_ai log's "
                          f"members are {', '.join(_METHODS.values())}", source=source)
     out = bytearray()
+    stream_errors: tuple[type[Exception], ...]
     try:
         import zstandard
         stream_errors = (zstandard.ZstdError,)
@@ -255,7 +258,7 @@ def conversation(sample: dict, escalate_as: str | None, *, task: str | None = No
     if task is not None:
         sample_id = f"{task}/{sample_id}"
     attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
-    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+    metadata = cast(dict, sample.get("metadata")) if isinstance(sample.get("metadata"), dict) else {}
     record = {
         "conversation_id": f"{sample_id}:{epoch}",
         "case_id": sample_id,

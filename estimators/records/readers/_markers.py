@@ -6,6 +6,9 @@ sniffers of the record formats (``jsonl``, ``openai``, ``openai-responses``,
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from ._source import Document
 
 __all__ = ["record_markers", "chat_items", "RESPONSES_ITEM_TYPES"]
@@ -67,6 +70,7 @@ def record_markers(doc: Document) -> set[str] | None:
     """
     if "markers" in doc.cache:
         return doc.cache["markers"]
+    values: Iterable[Any]
     if doc.kind == "jsonl":
         values = (v for _, v in doc.data)
     elif doc.kind == "json" and isinstance(doc.data, list):

@@ -32,6 +32,7 @@ Every key of the record other than ``messages`` is passed to the canonical recor
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 from ._chat import Transcript, join_texts, parse_arguments
 from ._chat_records import chat_record, chat_records, normalised
@@ -50,7 +51,7 @@ def content_text(content) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    texts = []
+    texts: list[str | None] = []  # join_texts keeps the strings
     for part in content:
         if isinstance(part, str):
             texts.append(part)
@@ -69,7 +70,7 @@ def add_call(transcript: Transcript, call) -> None:
         return
     call_id = call.get("id")
     if call.get("type") == "custom" or isinstance(call.get("custom"), dict):
-        custom = call.get("custom") if isinstance(call.get("custom"), dict) else {}
+        custom = cast(dict, call.get("custom")) if isinstance(call.get("custom"), dict) else {}
         transcript.call(custom.get("name"), custom.get("input"), call_id)
     elif isinstance(call.get("function"), dict):
         function = call["function"]
@@ -132,7 +133,8 @@ def sniff(doc: Document) -> bool:
     """OpenAI chat records; also an empty JSON list, which holds no conversation (as an empty
     file holds none, read as canonical JSONL)."""
     markers = record_markers(doc)
-    return (bool(markers) and markers <= {"chat", "openai"}) or (doc.kind == "json" and doc.data == [])
+    return ((markers is not None and bool(markers) and markers <= {"chat", "openai"})
+            or (doc.kind == "json" and doc.data == []))
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:

@@ -86,7 +86,7 @@ def conversation(record: dict) -> dict:
 
 def sniff(doc: Document) -> bool:
     markers = record_markers(doc)
-    return bool(markers) and "responses" in markers and markers <= {"chat", "responses"}
+    return markers is not None and bool(markers) and "responses" in markers and markers <= {"chat", "responses"}
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:

@@ -5,12 +5,16 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
 from ...stats import check_count
 from .._errors import InputError
 from .._records import BOM, refuse_compressed
+
+if TYPE_CHECKING:
+    from .._policy import Policy
 
 __all__ = ["ReadOptions", "ArchiveLimits", "show_size", "Document", "load_document", "head_document", "JsonLines",
            "ZIP_MAGIC"]
@@ -64,7 +68,7 @@ class ReadOptions:
     inspect_ai ``.eval`` archive may decompress to.
     """
 
-    policy: object = None
+    policy: Policy | None = None
     approval_escalation: bool | str = False
     qualify_ids: bool = False
     limits: ArchiveLimits = ArchiveLimits()
@@ -86,7 +90,7 @@ class Document:
 
     path: Path
     kind: str
-    data: object = None
+    data: Any = None  # parsed JSON, lines, a JsonLines or None (by kind)
     single_line: bool = False
     error: InputError | None = None
     partial: bool = False  # the lines of a head only (head_document)
@@ -149,7 +153,7 @@ def _open(path) -> tuple[Path, bytes | None]:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
 
 
-def loads(raw: bytes):
+def loads(raw: bytes | bytearray):
     """Parse JSON with orjson; where that fails on the bare ``NaN`` or ``Infinity`` that Python's
     ``json`` writes (inspect_ai logs do, for a scorer's NaN), parse with the standard library,
     which reads them as floats."""
@@ -177,7 +181,7 @@ _SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-
                         rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
-def _refuse_lone_surrogates(raw: bytes, value) -> None:
+def _refuse_lone_surrogates(raw: bytes | bytearray, value) -> None:
     """Refuse what orjson refuses and ``json`` reads: an escaped lone surrogate (``"\\ud800"``),
     which is no text and cannot be written out again."""
     if not re.search(rb"\\u[dD][89a-fA-F]", raw):
@@ -276,6 +280,6 @@ def head_document(path) -> Document:
         value = None
     if not isinstance(value, dict):  # a multi-line JSON document: read it whole
         _, raw = _open(path)
-        return _document(path, raw)
+        return _document(path, cast(bytes, raw))  # a file (read above), not a directory
     lines, error = _parse_lines(head, str(path), complete=False)
     return Document(path, "jsonl", lines, error=error, partial=True)
