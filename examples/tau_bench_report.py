@@ -17,6 +17,7 @@ import pandas as pd
 
 from escalation.estimators.metric import score_records, summarise
 from escalation.estimators.records import Records, load_policy, read_conversations
+from escalation.estimators.stats import format_number
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "tau-bench" / "gpt-4o-airline.json"
@@ -24,11 +25,11 @@ POLICY = HERE / "tau-bench-airline.policy.json"
 
 
 def _ci(ci) -> str:
-    return "-" if ci[0] is None else f"({ci[0]:.3f}, {ci[1]:.3f})"
+    return format_number(None) if ci[0] is None else f"({format_number(ci[0])}, {format_number(ci[1])})"
 
 
 def _num(x, digits=3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
+    return format_number(x, digits)
 
 
 def score(data: Path = DATA, policy_path: Path = POLICY):

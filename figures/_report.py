@@ -24,6 +24,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from escalation.estimators.stats import format_number
+
 from ._charts import interval_chart, scenario_chart
 from ._text import p_value_text
 
@@ -85,8 +87,8 @@ def report_data(html: str) -> dict:
 
 
 def _fmt(value, digits: int = 4) -> str:
-    """A number as the command line prints it: ``digits`` decimals, ``-`` when undefined."""
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+    """A number as the command line prints it: ``digits`` decimals, ``n/a`` when undefined."""
+    return format_number(value, digits)
 
 
 def _ci(pair, digits: int = 4) -> str:
@@ -191,6 +193,45 @@ def _forest_chart(comparison: dict, floor: float) -> dict:
                           title=f"B = {names['b']} minus A = {names['a']}", legend=_DIFFERENCE_INTERVALS)
 
 
+def _figure_rows(summary: dict) -> list[dict]:
+    """The rows of the figures table: p_u, p_o and pi with their count, interval and design effect."""
+    p = summary["paired"]
+    rows = []
+    for key, name, part, count in (("p_u", "p_u under-escalation", summary["under"],
+                                    f"{summary['under']['errors']}/{summary['under']['n']}"),
+                                   ("p_o", "p_o over-escalation", summary["over"],
+                                    f"{summary['over']['errors']}/{summary['over']['n']}"),
+                                   ("pi", "pi paired figure", p, f"{p['pairs']} pairs")):
+        rows.append({"key": key, "name": name, "count": count,
+                     "rate": _fmt(part["pi"] if part is p else part["rate"]), "ci": _ci(part["ci"]),
+                     "clusters": f"{p['clusters']} case{'' if p['clusters'] == 1 else 's'}" if part is p
+                     else str(part["clusters"]),
+                     "rho": _fmt(part["rho"], 3), "deff": _fmt(part["deff"], 3),
+                     "n_eff": _fmt(part["n_eff"], 1)})
+    return rows
+
+
+def _rho_note(summary: dict) -> str:
+    """What the table's rho means: undefined (rho = 1 used), or fixed by --rho; else nothing."""
+    p = summary["paired"]
+    if summary["rho_fixed"] is None and any(part["rho"] is None and (part["deff"] or 1.0) > 1.0
+                                            for part in (summary["under"], summary["over"], p)):
+        return ("rho 'n/a' is undefined (one scenario, or every scenario of one conversation, or no variation of "
+                "the outcome): the interval then uses rho = 1.")
+    if summary["rho_fixed"] is not None:
+        return f"rho is fixed by --rho at {summary['rho_fixed']}."
+    return ""
+
+
+def _timelines_why(shown: int, total: int, timeline_limit: int) -> str:
+    """Which conversations have their timeline on the page, and why."""
+    if shown == total:
+        return "all of them."
+    if timeline_limit == 0:
+        return "none were asked for (--report-timelines 0)."
+    return f"the first {shown:,} in input order (--report-timelines {timeline_limit:,})."
+
+
 def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dict], *, limits: dict,
                  timeline_limit: int, figure_files: bool = False, fixes: dict | None = None,
                  handoff_tools=()) -> str:
@@ -227,36 +268,13 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
     table = _results(conversations)
     rows = _rows(table, _SCORE_COLUMNS)
     level = f"{summary['confidence']:.0%}"
-    p = summary["paired"]
-    figure_rows = []
-    for key, name, part, count in (("p_u", "p_u under-escalation", summary["under"],
-                                    f"{summary['under']['errors']}/{summary['under']['n']}"),
-                                   ("p_o", "p_o over-escalation", summary["over"],
-                                    f"{summary['over']['errors']}/{summary['over']['n']}"),
-                                   ("pi", "pi paired figure", p, f"{p['pairs']} pairs")):
-        figure_rows.append({"key": key, "name": name, "count": count,
-                            "rate": _fmt(part["pi"] if part is p else part["rate"]), "ci": _ci(part["ci"]),
-                            "clusters": f"{p['clusters']} case{'' if p['clusters'] == 1 else 's'}" if part is p
-                            else str(part["clusters"]),
-                            "rho": _fmt(part["rho"], 3), "deff": _fmt(part["deff"], 3),
-                            "n_eff": _fmt(part["n_eff"], 1)})
-    rho_note = ""
-    if summary["rho_fixed"] is None and any(part["rho"] is None and (part["deff"] or 1.0) > 1.0
-                                            for part in (summary["under"], summary["over"], p)):
-        rho_note = ("rho '-' is undefined (one scenario, or every scenario of one conversation, or no variation of "
-                    "the outcome): the interval then uses rho = 1.")
-    elif summary["rho_fixed"] is not None:
-        rho_note = f"rho is fixed by --rho at {summary['rho_fixed']}."
+    figure_rows = _figure_rows(summary)
+    rho_note = _rho_note(summary)
     ne = summary["not_evaluated"]
     missing = [f"{m.get('case_id')}, {m.get('label')}, {m.get('replica')}" for m in ne.get("missing", ())]
     provenance = summary.get("provenance") or {}
     shown, total = len(timelines), len(rows)
-    if shown == total:
-        why = "all of them."
-    elif timeline_limit == 0:
-        why = "none were asked for (--report-timelines 0)."
-    else:
-        why = f"the first {shown:,} in input order (--report-timelines {timeline_limit:,})."
+    why = _timelines_why(shown, total, timeline_limit)
     mode = ("with the tool record (mode A)" if summary["mode"] == "record" else
             "from the assistant's text (mode B): p_u is a lower bound, p_o and pi are bounded neither way")
     data = {"page": "score", "columns": list(_SCORE_COLUMNS), "rows": rows,
@@ -327,7 +345,7 @@ def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no
         differences.append({"metric": diff["metric"], "better": _BETTER.get(diff["metric"], ""),
                             "cases": diff["clusters"], "a": _fmt(diff["a"], 3), "b": _fmt(diff["b"], 3),
                             "n_a": diff["n_a"], "n_b": diff["n_b"],
-                            "difference": "-" if diff["difference"] is None else f"{diff['difference']:+.3f}",
+                            "difference": format_number(diff["difference"], sign=True),
                             "p": p_value_text(diff["p_value"], floor), "newcombe": _ci(diff["newcombe_ci"], 3),
                             "bootstrap": _ci(diff["bootstrap_ci"], 3),
                             "newcombe_word": _word(diff["coverage"]["newcombe"]),

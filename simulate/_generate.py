@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -54,9 +55,9 @@ from ._world import (
     chunk_seeds,
     data_set_seeds,
     make_scenarios,
+    object_column as _object,
     world_policy,
 )
-from ._world import object_column as _object
 
 __all__ = ["SimulatedRecords", "simulate"]
 
@@ -347,26 +348,64 @@ def simulate(profile, cases: int | None = None, replicas: int = 1, rho: float = 
     return _assemble(scen, ev, profile, policy, mode, rho, seed, replicas)
 
 
-def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> SimulatedRecords:
-    s = ev["s"]
-    n = s.size
+class _Columns(NamedTuple):
+    """The scenario columns the assembly reads: by scenario (``kind_s``, ``lang_s``) or by conversation."""
+
+    is_esc: np.ndarray
+    kind_s: np.ndarray
+    lang_s: np.ndarray
+    kind: np.ndarray
+    lang: np.ndarray
+    T: np.ndarray
+    f: np.ndarray
+    gated: np.ndarray
+
+
+def _columns(scen, s) -> _Columns:
+    """The label, kind, language, turns, facts turn and gating of each conversation's scenario ``s``."""
     is_esc = (scen["label"].to_numpy(object) == "ESC")[s]
     kind_s = pd.Index(list(KIND_INDEX)).get_indexer(scen["kind"])
     lang_s = pd.Index(LANGUAGES).get_indexer(scen["language"])
-    kind, lang = kind_s[s], lang_s[s]
-    T = scen["assistant_turns"].to_numpy(np.int64)[s]
-    f = scen["facts_turn"].to_numpy(np.int64)[s]
-    gated = scen["gated"].to_numpy(bool)[s]
+    return _Columns(is_esc, kind_s, lang_s, kind_s[s], lang_s[s], scen["assistant_turns"].to_numpy(np.int64)[s],
+                    scen["facts_turn"].to_numpy(np.int64)[s], scen["gated"].to_numpy(bool)[s])
+
+
+def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> SimulatedRecords:
+    """The simulated records and their truth, from the scenarios and the drawn events ``ev``."""
+    s = ev["s"]
+    cols = _columns(scen, s)
+    scenario_id = scen["scenario_id"].to_numpy(object)[s]
+    replica = ev["replica"].astype(np.int64)
+    conversation_id = scenario_id + np.array([f":{r}" for r in range(replicas)], dtype=object)[replica]
+    truth = _truth(ev, cols, conversation_id)
+    conversations = pd.DataFrame({
+        "conversation_id": _object(conversation_id),
+        "case_id": _object(scen["case_id"].to_numpy(object)[s]),
+        "scenario_id": _object(scenario_id),
+        "replica": replica,
+        "label": _object(scen["label"].to_numpy(object)[s]),
+        "language": _object(np.array(LANGUAGES, dtype=object)[cols.lang]),
+        "assistant_turns": cols.T,
+        "has_record": np.full(s.size, mode == RECORD),
+    }, copy=False)
+    calls = _calls(ev, cols.kind) if mode == RECORD else _no_calls()
+    records = Records(conversations, calls, _messages(scen, ev, cols))
+    return SimulatedRecords(records, truth, scen, profile, policy, mode, rho, seed, replicas)
+
+
+def _truth(ev, cols: _Columns, conversation_id) -> pd.DataFrame:
+    """The truth of each conversation, from its event positions (SPEC section 3)."""
+    s = ev["s"]
+    n = s.size
+    is_esc, T, f = cols.is_esc, cols.T, cols.f
     behaviour = ev["behaviour"].astype(np.int64)
     t_lookup, t_approval, t_action, t_handoff = ev["t_lookup"], ev["t_approval"], ev["t_action"], ev["t_handoff"]
     say, t_main = ev["say"].astype(np.int64), ev["t_main"]
-
-    # ---- the truth, from the event positions (SPEC section 3) -----------------------------
     # record order inside a turn is look-up, approval, action, transfer; an action precedes
     # the transfer when its turn is not later.
     escalated = t_handoff >= 0
     acted_first = (t_action >= 0) & (~escalated | (t_action <= t_handoff))
-    unneeded_approval = (t_approval >= 0) & ~gated
+    unneeded_approval = (t_approval >= 0) & ~cols.gated
     u = ~escalated | acted_first
     o = escalated | unneeded_approval
     turn = np.where(is_esc, np.where(acted_first, t_action, np.where(escalated, t_handoff, T - 1)),
@@ -374,13 +413,7 @@ def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> Simulated
     cause = np.select([is_esc & u & ~escalated, is_esc & u, ~is_esc & escalated, ~is_esc & o], [1, 2, 3, 4], 0)
     fake = say == SAY_CODES["fake_escalation"]
     stated = np.where(escalated, t_handoff, np.where(fake, t_main, -1))
-
-    case_id = scen["case_id"].to_numpy(object)
-    scenario_id = scen["scenario_id"].to_numpy(object)[s]
-    replica = ev["replica"].astype(np.int64)
-    conversation_id = scenario_id + np.array([f":{r}" for r in range(replicas)], dtype=object)[replica]
-    label = scen["label"].to_numpy(object)[s]
-    truth = pd.DataFrame({
+    return pd.DataFrame({
         "conversation_id": _object(conversation_id),
         "scenario": s,
         "behaviour": _object(np.array(BEHAVIOURS, dtype=object)[behaviour]),
@@ -396,57 +429,73 @@ def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> Simulated
         "stated_escalation_turn": _nullable(stated, stated >= 0, "Int64"),
     }, copy=False)
 
-    # ---- the records ------------------------------------------------------------------------
-    conversations = pd.DataFrame({
-        "conversation_id": _object(conversation_id),
-        "case_id": _object(case_id[s]),
-        "scenario_id": _object(scenario_id),
-        "replica": replica,
-        "label": _object(label),
-        "language": _object(np.array(LANGUAGES, dtype=object)[lang]),
-        "assistant_turns": T,
-        "has_record": np.full(n, mode == RECORD),
-    }, copy=False)
-    if mode == RECORD:
-        slots = np.stack([t_lookup, t_approval, t_action, t_handoff], axis=1)  # record order in a turn
-        present = slots >= 0
-        call_conv = np.repeat(np.arange(n), 4)[present.ravel()]
-        call_slot = np.tile(np.arange(4), n)[present.ravel()]
-        names = np.array([[k.lookup_tool, "request_approval", k.action_tool, "transfer_to_human"] for k in KINDS],
-                         dtype=object)
-        covered = [(k.action_tool,) for k in KINDS]  # what the approval request of each kind covers
-        covers = np.full((len(KINDS), 4), -1, dtype=np.int64)
-        covers[:, 1] = np.arange(len(KINDS))
-        calls = pd.DataFrame({
-            "conv": call_conv, "turn": slots.ravel()[present.ravel()],
-            "name": _object(names[kind[call_conv], call_slot]),
-            "covers": pd.Categorical.from_codes(covers[kind[call_conv], call_slot],
-                                                categories=pd.Index(covered, dtype=object, tupleize_cols=False)),
-        }, copy=False)
-    else:
-        calls = pd.DataFrame({"conv": np.zeros(0, np.int64), "turn": np.zeros(0, np.int64),
-                              "name": _object([]), "covers": _object([])}, copy=False)
 
-    # one user message then one assistant message per turn
-    pair_conv = np.repeat(np.arange(n), T)
+def _calls(ev, kind) -> pd.DataFrame:
+    """The tool record (mode record): each conversation's look-up, approval, action and transfer, in that order
+    within a turn."""
+    n = ev["s"].size
+    slots = np.stack([ev["t_lookup"], ev["t_approval"], ev["t_action"], ev["t_handoff"]], axis=1)
+    present = slots >= 0
+    call_conv = np.repeat(np.arange(n), 4)[present.ravel()]
+    call_slot = np.tile(np.arange(4), n)[present.ravel()]
+    names = np.array([[k.lookup_tool, "request_approval", k.action_tool, "transfer_to_human"] for k in KINDS],
+                     dtype=object)
+    covered = [(k.action_tool,) for k in KINDS]  # what the approval request of each kind covers
+    covers = np.full((len(KINDS), 4), -1, dtype=np.int64)
+    covers[:, 1] = np.arange(len(KINDS))
+    return pd.DataFrame({
+        "conv": call_conv, "turn": slots.ravel()[present.ravel()],
+        "name": _object(names[kind[call_conv], call_slot]),
+        "covers": pd.Categorical.from_codes(covers[kind[call_conv], call_slot],
+                                            categories=pd.Index(covered, dtype=object, tupleize_cols=False)),
+    }, copy=False)
+
+
+def _no_calls() -> pd.DataFrame:
+    """The empty tool record of mode text."""
+    return pd.DataFrame({"conv": np.zeros(0, np.int64), "turn": np.zeros(0, np.int64),
+                         "name": _object([]), "covers": _object([])}, copy=False)
+
+
+def _messages(scen, ev, cols: _Columns) -> pd.DataFrame:
+    """One user message then one assistant message per turn."""
+    T = cols.T
+    c = np.repeat(np.arange(T.size), T)  # the conversation of each turn
     starts = np.cumsum(T) - T
-    pair_turn = np.arange(pair_conv.size) - starts[pair_conv]
-    c = pair_conv
-    t = pair_turn
+    t = np.arange(c.size) - starts[c]  # the turn
+    text = np.empty(2 * c.size, dtype=object)
+    text[0::2] = _user_texts(scen, ev, cols, c, t)
+    text[1::2] = _assistant_texts(ev, cols, c, t)
+    return pd.DataFrame({
+        "conv": np.repeat(c, 2), "turn": np.repeat(t, 2),
+        "role": _object(np.tile(np.array(["user", "assistant"], dtype=object), c.size)),
+        "text": _object(text),
+    }, copy=False)
+
+
+def _assistant_texts(ev, cols: _Columns, c, t) -> np.ndarray:
+    """The assistant's message of turn ``t`` of conversation ``c``: its events' text, or a filler by stage."""
+    t_lookup, t_approval, t_action, t_handoff = ev["t_lookup"], ev["t_approval"], ev["t_action"], ev["t_handoff"]
+    say, t_main = ev["say"].astype(np.int64), ev["t_main"]
     bits = ((t_lookup[c] == t) * LOOKUP + (t_approval[c] == t) * APPROVAL + (t_action[c] == t) * ACTION
             + (t_handoff[c] == t) * HANDOFF + (t_main[c] == t) * 16 * say[c])
     last_event = np.maximum.reduce([t_main, t_action, t_handoff, t_approval])[c]
-    stage = np.where(t < f[c], 0, np.where(t > last_event, 2, 1))
+    stage = np.where(t < cols.f[c], 0, np.where(t > last_event, 2, 1))
     code = np.where(bits > 0, bits, FILLER_CODE + stage)
     table = assistant_table()
-    index = ((lang[c] * len(KINDS) + kind[c]) * N_VARIANTS + ev["variant"][c]) * table.shape[-1] + code
-    assistant_text = table.ravel()[index]
+    index = ((cols.lang[c] * len(KINDS) + cols.kind[c]) * N_VARIANTS + ev["variant"][c]) * table.shape[-1] + code
+    return table.ravel()[index]
 
+
+def _user_texts(scen, ev, cols: _Columns, c, t) -> np.ndarray:
+    """The user's message before turn ``t`` of conversation ``c``: the facts at the facts turn, else by stage."""
+    s, f = ev["s"], cols.f
     amount_s = scen["amount"].to_numpy(np.int64)
     pressure_s = scen["pressure"].to_numpy(np.int64)
     # one formatted facts message per distinct (language, kind, pressure, amount)
     span = int(amount_s.max()) + 1
-    facts_code, facts_key = pd.factorize(((lang_s * len(KINDS) + kind_s) * 3 + pressure_s) * span + amount_s)
+    facts_code, facts_key = pd.factorize(((cols.lang_s * len(KINDS) + cols.kind_s) * 3 + pressure_s) * span
+                                         + amount_s)
     rest, amounts = np.divmod(facts_key, span)
     rest, pressures = np.divmod(rest, 3)
     langs, kinds = np.divmod(rest, len(KINDS))
@@ -456,16 +505,5 @@ def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> Simulated
     user_stage = np.where(t < f[c], np.where(t == 0, 0, 1), np.where(t == f[c], 2, 3))
     pressure = pressure_s[s]
     utable = user_table()
-    uindex = ((lang[c] * len(KINDS) + kind[c]) * utable.shape[2] + pressure[c]) * 4 + user_stage
-    user_text = np.where(user_stage == 2, facts_by_scenario[s[c]], utable.ravel()[uindex])
-
-    text = np.empty(2 * c.size, dtype=object)
-    text[0::2] = user_text
-    text[1::2] = assistant_text
-    messages = pd.DataFrame({
-        "conv": np.repeat(c, 2), "turn": np.repeat(t, 2),
-        "role": _object(np.tile(np.array(["user", "assistant"], dtype=object), c.size)),
-        "text": _object(text),
-    }, copy=False)
-    records = Records(conversations, calls, messages)
-    return SimulatedRecords(records, truth, scen, profile, policy, mode, rho, seed, replicas)
+    uindex = ((cols.lang[c] * len(KINDS) + cols.kind[c]) * utable.shape[2] + pressure[c]) * 4 + user_stage
+    return np.where(user_stage == 2, facts_by_scenario[s[c]], utable.ravel()[uindex])

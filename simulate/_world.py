@@ -110,6 +110,37 @@ def object_column(values) -> pd.Series:
     return pd.Series(values, dtype=object, copy=False)
 
 
+def _draw_cases(cases: int, each, max_turns: int) -> np.ndarray:
+    """The random draws of ``cases`` cases for each seed of ``each``, chunk by chunk: one row each for the
+    pressure, the assistant turns, the facts turn, the ESC and ACT factors and the reference."""
+    n_chunks = -(-cases // CASES_PER_CHUNK)
+    parts = []
+    for one_seed in each:
+        for j in range(n_chunks):
+            size = min(CASES_PER_CHUNK, cases - j * CASES_PER_CHUNK)
+            rng = np.random.default_rng(chunk_seeds(one_seed, j)[0])
+            turns = rng.integers(1, max_turns + 1, size)
+            parts.append(np.stack([
+                rng.integers(0, PRESSURE_LEVELS, size),
+                turns,
+                np.floor(rng.random(size) * turns).astype(np.int64),
+                rng.integers(0, ESC_FACTORS.size, size),
+                rng.integers(0, ACT_FACTORS.size, size),
+                rng.integers(100000, 1000000, size),
+            ]))
+    return np.concatenate(parts, axis=1)
+
+
+def _case_ids(kind_names, cases: int, sets: int, *, prefixed: bool):
+    """``kind-000012`` for case 12 of each data set, prefixed with ``k/`` for data set ``k`` when ``prefixed``."""
+    width = max(6, len(str(cases - 1)))
+    numbers = np.array([f"-{c:0{width}d}" for c in range(cases)], dtype=object)
+    case_ids = kind_names + np.tile(numbers, sets)
+    if prefixed:
+        case_ids = np.repeat(np.array([f"{k}/" for k in range(sets)], dtype=object), cases) + case_ids
+    return case_ids
+
+
 def make_scenarios(cases: int, *, seed, languages=LANGUAGES, max_turns: int = 4) -> pd.DataFrame:
     """Draw ``cases`` paired cases, two scenarios (ESC, ACT) each.
 
@@ -148,22 +179,7 @@ def make_scenarios(cases: int, *, seed, languages=LANGUAGES, max_turns: int = 4)
         raise ValueError(f"languages must be a non-empty subset of {LANGUAGES}, got {languages!r}")
     seeds = data_set_seeds(seed)
     each = seeds or (seed,)
-    n_chunks = -(-cases // CASES_PER_CHUNK)
-    parts = []
-    for one_seed in each:
-        for j in range(n_chunks):
-            size = min(CASES_PER_CHUNK, cases - j * CASES_PER_CHUNK)
-            rng = np.random.default_rng(chunk_seeds(one_seed, j)[0])
-            turns = rng.integers(1, max_turns + 1, size)
-            parts.append(np.stack([
-                rng.integers(0, PRESSURE_LEVELS, size),
-                turns,
-                np.floor(rng.random(size) * turns).astype(np.int64),
-                rng.integers(0, ESC_FACTORS.size, size),
-                rng.integers(0, ACT_FACTORS.size, size),
-                rng.integers(100000, 1000000, size),
-            ]))
-    pressure, turns, facts, esc_f, act_f, reference = np.concatenate(parts, axis=1)
+    pressure, turns, facts, esc_f, act_f, reference = _draw_cases(cases, each, max_turns)
     sets = len(each)
     in_set = np.tile(np.arange(cases), sets)  # a case's number in its data set
     kind = in_set % len(KINDS)
@@ -171,12 +187,8 @@ def make_scenarios(cases: int, *, seed, languages=LANGUAGES, max_turns: int = 4)
     thresholds = np.array([k.threshold for k in KINDS])[kind]
     esc_amount = np.round(thresholds * ESC_FACTORS[esc_f]).astype(np.int64)
     act_amount = np.round(thresholds * ACT_FACTORS[act_f]).astype(np.int64)
-    width = max(6, len(str(cases - 1)))
     kind_names = np.array([k.name for k in KINDS], dtype=object)
-    numbers = np.array([f"-{c:0{width}d}" for c in range(cases)], dtype=object)
-    case_ids = kind_names[kind] + np.tile(numbers, sets)
-    if seeds is not None:
-        case_ids = np.repeat(np.array([f"{k}/" for k in range(sets)], dtype=object), cases) + case_ids
+    case_ids = _case_ids(kind_names[kind], cases, sets, prefixed=seeds is not None)
 
     def both(values):
         return np.repeat(values, 2)

@@ -1,28 +1,31 @@
 """Tables of the studies: CSV for machines, Markdown for people, written atomically by one writer."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from escalation.estimators.records import write_atomic
+from escalation.estimators.stats import format_number
 
 __all__ = ["markdown_table", "write_table"]
 
 
 def markdown_table(table: pd.DataFrame, digits: int = 4) -> str:
-    """A GitHub-flavoured Markdown table (floats to ``digits`` significant digits, NaN empty)."""
-    def cell(value):
+    """A GitHub-flavoured Markdown table (floats to ``digits`` significant digits; an undefined number
+    ``n/a``, a missing text empty)."""
+    def cell(value, numeric: bool):
         if isinstance(value, (bool, np.bool_)):
             return "yes" if value else "no"
         if isinstance(value, (float, np.floating)):
-            return "" if math.isnan(value) else f"{value:.{digits}g}"
+            return format_number(value, spec=f".{digits}g") if numeric or not np.isnan(value) else ""
         return "" if value is None or value is pd.NA else str(value)
+    numeric = [pd.api.types.is_numeric_dtype(dtype) for dtype in table.dtypes]
     lines = ["| " + " | ".join(map(str, table.columns)) + " |",
              "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    lines += ["| " + " | ".join(cell(v, n) for v, n in zip(row, numeric)) + " |"
+              for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
 

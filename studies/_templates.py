@@ -4,16 +4,19 @@
 The numbers of the prose go through a small set of filters, registered once here:
 
 - ``fmt(spec)``: ``format(value, spec)``, exactly what ``f"{value:spec}"`` writes (``{{ x | fmt('.3f') }}``);
-- ``fixed(digits=3, undefined="n/a")``: ``digits`` decimals, ``undefined`` for None or NaN (also the global ``f``).
+- ``fixed(digits=3)``: ``digits`` decimals (also the global ``f``);
+
+both through :func:`escalation.estimators.stats.format_number`, which writes ``n/a`` for None or NaN.
 
 Block tags on a line of their own leave no line behind (``trim_blocks``, ``lstrip_blocks``).
 """
 from __future__ import annotations
 
-import math
 from importlib import resources
 
 import jinja2
+
+from escalation.estimators.stats import format_number
 
 __all__ = ["render", "fixed", "fmt"]
 
@@ -29,14 +32,14 @@ _ENVIRONMENT = jinja2.Environment(loader=jinja2.FunctionLoader(_source), autoesc
                                   trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
 
 
-def fixed(value, digits: int = 3, undefined: str = "n/a") -> str:
-    """``value`` with ``digits`` decimals, ``undefined`` for None or NaN (the numbers of the reports' prose)."""
-    return undefined if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+def fixed(value, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals, ``n/a`` for None or NaN (the numbers of the reports' prose)."""
+    return format_number(value, digits)
 
 
 def fmt(value, spec: str) -> str:
-    """``value`` formatted by the format specification ``spec``: ``f"{value:spec}"``."""
-    return format(value, spec)
+    """``value`` formatted by the format specification ``spec``: ``f"{value:spec}"``; ``n/a`` for None or NaN."""
+    return format_number(value, spec=spec)
 
 
 _ENVIRONMENT.filters.update(fmt=fmt, fixed=fixed)

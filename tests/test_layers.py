@@ -1,7 +1,8 @@
 """The architecture, read from the code: one door per layer, and imports that only go down.
 
 From the bottom, the four rooms of ``estimators`` (``stats`` <- ``records`` <- ``metric`` <-
-``judges``), then ``simulate``, ``figures`` (draws the tables it is given) and ``studies``; at the
+``judges``), then ``simulate``, ``figures`` (draws the tables it is given; of the project it imports
+only ``stats``, for the one formatter of numbers) and ``studies``; at the
 top, ``suite`` (data, backend, scripted user, audit), ``integrations`` (inspect_ai) and ``cli``
 (the command line; ``escalation/__main__.py`` is part of it). A layer imports only layers below it,
 and only through their doors (``escalation.estimators.metric``, never ``..._summary``): a private
@@ -29,7 +30,7 @@ MAY_IMPORT = {
     "estimators.metric": {"estimators.stats", "estimators.records"},
     "estimators.judges": {"estimators.stats", "estimators.records", "estimators.metric"},
     "simulate": set(ROOMS),
-    "figures": set(),
+    "figures": {"estimators.stats"},
     "studies": {*ROOMS, "simulate", "figures"},
     "suite": {*ROOMS, "simulate"},
     "integrations": {*ROOMS, "simulate", "suite"},

@@ -26,8 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from ..stats import check_count, check_level, check_probability, check_range, erlang_c, mean_wait_minutes, refuse
-from ._handoff_totals import HandoffTotals, _between, _number, _order_statistics, _percentile
+from ..stats import (
+    check_count,
+    check_level,
+    check_probability,
+    check_range,
+    erlang_c,
+    mean_wait_minutes,
+    nan_to_none,
+    percentile_interval,
+    percentile_positions,
+    refuse,
+)
+from ._handoff_totals import HandoffTotals
 from ._review_quality import LogisticQuality
 
 __all__ = ["DEFAULT_DRAWS", "MAX_REVIEWERS", "CapacityModel", "capacity_outputs", "handoffs_per_hour"]
@@ -91,6 +102,12 @@ def capacity_outputs(e_esc, e_act, p_u, *, traffic: float, esc_share: float, rev
             "mean_wait_minutes": mean_wait_minutes(load, reviewers, review_minutes, arrival_cv, service_cv),
             "review_quality": g, "reviews_under_load": quality(0.0) - g,
             "protection": (1.0 - np.asarray(p_u, dtype=float)) * g}
+
+
+def _percentile(draws, confidence: float, *, undefined_high: bool = True) -> list:
+    """``[low, high]`` of the bootstrap's percentile interval of ``draws``
+    (:func:`estimators.stats.percentile_interval`), None where an end is undefined."""
+    return [nan_to_none(end) for end in percentile_interval(draws, confidence, undefined_high=undefined_high)]
 
 
 class CapacityModel:
@@ -162,8 +179,9 @@ class CapacityModel:
                     "unstable_draws": None}
         reviewers = self._check_reviewers(reviewers)
         point, draws = self._outputs(reviewers, self.rates), self._outputs(reviewers, self.rate_draws)
-        result: dict[str, Any] = {name: {"value": _number(point[name]), "ci": _percentile(draws[name], self.confidence)}
-                  for name in OUTPUTS}
+        result: dict[str, Any] = {
+            name: {"value": nan_to_none(point[name]), "ci": _percentile(draws[name], self.confidence)}
+            for name in OUTPUTS}
         result["stable"] = bool(point["utilisation"] < 1.0)
         result["unstable_draws"] = float(np.mean(draws["utilisation"] >= 1.0))
         return result
@@ -226,7 +244,7 @@ class CapacityModel:
         tau = a["review_minutes"]
         load, loads = (handoffs_per_hour(e_esc, e_act, traffic=a["traffic_per_hour"], esc_share=a["esc_share"])
                        * tau / 60.0 for e_esc, e_act, _ in (self.rates, self.rate_draws))
-        low, high, fraction = _order_statistics(self.draws, self.confidence)
+        low, high, fraction = percentile_positions(self.draws, self.confidence)
         if wait is not None:
             check_range("wait", wait, 0.0, math.inf, note=" minutes")
             name, target = "mean_wait_minutes", float(wait)
@@ -239,7 +257,8 @@ class CapacityModel:
 
             def interval_end(r):
                 waits = mean_wait_minutes(ends, r, tau, a["arrival_cv"], a["service_cv"])
-                return _between(waits[0], waits[1], fraction[1]) <= target  # NaN (unstable): False
+                end = waits[0] + fraction[1] * (waits[1] - waits[0]) if fraction[1] > 0 else waits[0]
+                return bool(end <= target)  # NaN (unstable): False
 
             starts = (math.floor(load) + 1, math.floor(ends[1]) + 1)  # R <= A is unstable
             ceilings = (math.inf, math.inf)
@@ -304,7 +323,7 @@ class CapacityModel:
             return np.where(raw < 0, np.nan, np.minimum(raw, 1.0)), esc_rho
 
         value, esc_rho = most(self.rates[0])
-        value = _number(value)
+        value = nan_to_none(value)
         notes = []
         if value is None:
             notes.append(f"no budget: the ESC hand-offs alone bring the utilisation to {float(esc_rho):.4g} > "

@@ -1,25 +1,21 @@
-"""What reaches a person, scenario by scenario, in a score folder (:class:`HandoffTotals`), its cluster bootstrap
-draws, and the percentile intervals the capacity model (:mod:`estimators.metric._capacity`) reads from them.
+"""What reaches a person, scenario by scenario, in a score folder (:class:`HandoffTotals`), and its cluster
+bootstrap draws, which the capacity model (:mod:`estimators.metric._capacity`) reads.
 
-The draws are not :func:`estimators.stats.cluster_bootstrap`'s: the model needs, draw by draw, ``e_ESC`` and
-``p_u`` of one joint resample of the ESC scenarios (pushed together through the queue), which the distribution
-of one ratio that it returns does not give; and an interval end among undefined draws is None here.
+The model needs, draw by draw, ``e_ESC`` and ``p_u`` of one joint resample of the ESC scenarios (pushed
+together through the queue), so the draws are the cluster bootstrap's resampled sums of several totals at
+once (:func:`estimators.stats.resampled_cluster_sums`), not the distribution of one ratio.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
 
 from ..records import ACT, ESC, InputError
+from ..stats import resampled_cluster_sums
 
 __all__ = ["HandoffTotals"]
-
-
-#: Largest (draws x scenarios) block of multiplicities drawn at once, so memory stays bounded.
-_MAX_CELLS = 2**22
 
 
 @dataclass(frozen=True)
@@ -90,8 +86,8 @@ class HandoffTotals:
         (multiplicities ``Multinomial(K, 1/K)``; Davison & Hinkley 1997, section 3.8); ``e_ESC``
         and ``p_u`` share their ESC resample, so their dependence is kept.
         """
-        esc = _resampled_sums(np.column_stack([self.esc_n, self.esc_reached, self.esc_under]), draws, rng)
-        act = _resampled_sums(np.column_stack([self.act_n, self.act_reached]), draws, rng)
+        esc = resampled_cluster_sums(np.column_stack([self.esc_n, self.esc_reached, self.esc_under]), draws, rng=rng)
+        act = resampled_cluster_sums(np.column_stack([self.act_n, self.act_reached]), draws, rng=rng)
         return esc[:, 1] / esc[:, 0], act[:, 1] / act[:, 0], esc[:, 2] / esc[:, 0]
 
     def inputs(self) -> dict:
@@ -104,48 +100,3 @@ class HandoffTotals:
                           "scenarios": esc_k},
                 "e_act": {"value": float(e_act), "reached": int(self.act_reached.sum()), "n": int(self.act_n.sum()),
                           "scenarios": act_k}}
-
-
-def _resampled_sums(totals: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """Column sums of ``totals`` (K scenarios x columns) over ``draws`` resamples of its rows."""
-    k = len(totals)
-    rows = max(1, _MAX_CELLS // k)
-    weights = np.full(k, 1.0 / k)
-    return np.concatenate([rng.multinomial(k, weights, size=min(rows, draws - start)) @ totals
-                           for start in range(0, draws, rows)])
-
-
-def _percentile(values, confidence: float, *, undefined_high: bool = True) -> list:
-    """Percentile interval of bootstrap draws (Efron & Tibshirani 1993, section 13.3).
-
-    Quantiles interpolate linearly between order statistics (as ``numpy.quantile``). A NaN draw
-    (undefined, e.g. an unstable queue) ranks above every number (``undefined_high``, the wait
-    grows without bound as ``rho -> 1``) or below; an end that falls on or between undefined
-    draws is None.
-    """
-    values = np.asarray(values, dtype=float)
-    undefined = np.isnan(values)
-    nan = np.full(int(undefined.sum()), np.nan)
-    order = np.sort(values[~undefined])
-    x = np.concatenate([order, nan] if undefined_high else [nan, order])
-    low, high, fraction = _order_statistics(len(x), confidence)
-    return [_number(end) for end in _between(x[low], x[high], fraction)]
-
-
-def _order_statistics(count: int, confidence: float):
-    """Indices ``low``, ``high`` of the order statistics around each end of the percentile interval of
-    ``count`` draws, and the ``fraction`` of the way from one to the other (``numpy.quantile``'s linear rule)."""
-    alpha = (1.0 - confidence) / 2.0
-    position = (count - 1) * np.array([alpha, 1.0 - alpha])
-    low = np.floor(position).astype(int)
-    return low, np.ceil(position).astype(int), position - low
-
-
-def _between(at_low, at_high, fraction) -> np.ndarray:
-    """Linear interpolation between two order statistics; NaN when an undefined one is used."""
-    return np.where(fraction > 0, at_low + fraction * (at_high - at_low), at_low)
-
-
-def _number(value) -> float | None:
-    value = float(value)
-    return None if math.isnan(value) else value

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import InputError
-from ..stats import DEFAULT_INTERVAL
+from ..stats import DEFAULT_INTERVAL, format_number
 from ._aggregate import summarise
 from ._difference_coverage import difference_warnings
 from ._multiple_comparisons import compact_letter_display, holm_adjust
@@ -283,8 +283,8 @@ class Leaderboard:
                  _row(["---", "---", "---", "---:", "---:", "---:", "---", "---", "---:", "---:", "---"])]
         for v in self.differences:
             d = v.difference
-            lines.append(_row([_escape(v.a), _escape(v.b), d.metric, _number(d.a), _number(d.b),
-                               _number(d.difference, "{:+.3f}"), _interval(*d.newcombe_ci),
+            lines.append(_row([_escape(v.a), _escape(v.b), d.metric, format_number(d.a), format_number(d.b),
+                               format_number(d.difference, sign=True), _interval(*d.newcombe_ci),
                                _interval(*d.bootstrap_ci), _p(v.p_value), _p(v.p_holm), v.verdict]))
         lines += ["", f"A is ranked above B. Chosen interval (--interval {self.interval}): {self._chosen()}; "
                   f"verdicts at familywise {self.alpha:.0%}, Holm-adjusted over the pairs of models, one family "
@@ -307,21 +307,19 @@ def _escape(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
-def _number(value, fmt: str = "{:.3f}") -> str:
-    return "-" if value is None or not math.isfinite(value) else fmt.format(value)
-
-
 def _interval(low, high) -> str:
-    return "-" if _null(low) is None or _null(high) is None else f"({low:.3f}, {high:.3f})"
+    if _null(low) is None or _null(high) is None:
+        return format_number(None)
+    return f"({format_number(low)}, {format_number(high)})"
 
 
 def _estimate(value, low, high) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.3f} {_interval(low, high)}"
+    return format_number(value) if _null(value) is None else f"{format_number(value)} {_interval(low, high)}"
 
 
 def _p(value) -> str:
     if value is None or not math.isfinite(value):
-        return "-"
+        return format_number(None)
     return f"< {P_FLOOR:.0e}" if value <= P_FLOOR else f"{value:.3g}"
 
 

@@ -23,10 +23,13 @@ rho_upper_bound, korn_graubard_size, RHO_BOUND_LEVEL
                                  the interval of a clustered rate, by name (``--interval``)
 cluster_bootstrap, cluster_bootstrap_pi, paired_cluster_bootstrap, ClusterBootstrapResult,
 DegenerateIntervalWarning        the cluster bootstrap, of one rate or of two assistants' difference
+resampled_cluster_sums, percentile_interval, percentile_positions
+                                 its resampling and percentile rule, for draws of several totals at once
 newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
 exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES
                                  the exact coverage of the clustered Wilson intervals
 nan_to_none                      an undefined number as JSON's null
+format_number                    a number as text for a person, ``n/a`` where undefined
 
 Planning
 ========

@@ -22,6 +22,7 @@ from ._checks import check_choice, check_count, check_level
 from ._intervals import ConfidenceInterval
 
 __all__ = ["ClusterBootstrapResult", "DegenerateIntervalWarning", "cluster_bootstrap", "cluster_bootstrap_pi",
+           "resampled_cluster_sums", "percentile_positions", "percentile_interval",
            "paired_cluster_bootstrap"]
 
 # Largest (data sets x grid points) array the exact-distribution sampler builds; beyond it the
@@ -409,6 +410,68 @@ def _multiplicities(clusters, weights, n_resamples, rng):
     """
     for start in range(0, n_resamples, _BLOCK):
         yield rng.multinomial(clusters, weights, size=(min(_BLOCK, n_resamples - start), len(clusters)))
+
+
+def resampled_cluster_sums(totals, n_resamples: int, *, rng: np.random.Generator) -> np.ndarray:
+    """Column sums of ``totals`` over resamples of its rows (the clusters) with replacement.
+
+    Parameters
+    ----------
+    totals : array_like, shape (K, C)
+        One row per cluster, one column per total (conversations, errors, ...).
+    n_resamples : int
+        Resamples ``B``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (B, C)
+        Each row the column sums of one resample: multiplicities ``Multinomial(K, 1/K)`` drawn
+        as :func:`cluster_bootstrap` draws them with unequal sizes (Davison & Hinkley 1997,
+        section 3.8), :data:`_BLOCK` resamples at a time, so ratios of two columns of one
+        resample keep their dependence.
+    """
+    totals = np.asarray(totals)
+    check_count("n_resamples", n_resamples, low=1)
+    k = len(totals)
+    weights = np.full((1, k), 1.0 / k)
+    return np.concatenate([draws[:, 0, :] @ totals
+                           for draws in _multiplicities(np.array([k]), weights, n_resamples, rng)])
+
+
+def percentile_positions(count: int, confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the ends of the percentile interval of ``count`` sorted draws lie: the indices ``low``,
+    ``high`` of the order statistics around each end and the ``fraction`` of the way from one to
+    the other (``numpy.quantile``'s linear rule, as :meth:`ClusterBootstrapResult.confidence_interval`
+    reads its percentile interval; Efron & Tibshirani 1993, section 13.3)."""
+    alpha = (1.0 - confidence) / 2.0
+    position = (count - 1) * np.array([alpha, 1.0 - alpha])
+    low = np.floor(position).astype(int)
+    return low, np.ceil(position).astype(int), position - low
+
+
+def percentile_interval(draws, confidence: float, *, undefined_high: bool = True) -> ConfidenceInterval:
+    """The percentile interval of bootstrap ``draws`` that may hold undefined values (NaN).
+
+    A NaN draw ranks above every number (``undefined_high``: for example the wait of an unstable
+    queue, which grows without bound) or below every number; an end that falls on or between
+    undefined draws is NaN. Quantiles interpolate linearly between order statistics
+    (:func:`percentile_positions`).
+
+    Examples
+    --------
+    >>> percentile_interval([1.0, 2.0, 3.0, float("nan")], 0.5)
+    ConfidenceInterval(low=1.75, high=nan)
+    """
+    check_level("confidence", confidence)
+    values = np.asarray(draws, dtype=float)
+    undefined = np.isnan(values)
+    nan = np.full(int(undefined.sum()), np.nan)
+    order = np.sort(values[~undefined])
+    x = np.concatenate([order, nan] if undefined_high else [nan, order])
+    low, high, fraction = percentile_positions(len(x), confidence)
+    ends = np.where(fraction > 0, x[low] + fraction * (x[high] - x[low]), x[low])
+    return ConfidenceInterval(float(ends[0]), float(ends[1]))
 
 
 def _resample_clusters(y, n, present, clusters, n_resamples, rng):

@@ -1,9 +1,13 @@
-"""Undefined numbers: NaN in arrays, null in JSON, never 0 or 1."""
+"""Undefined numbers: NaN in arrays, null in JSON, ``n/a`` in text for a person, never 0 or 1."""
 from __future__ import annotations
 
 import math
+import numbers
 
-__all__ = ["nan_to_none"]
+__all__ = ["nan_to_none", "format_number"]
+
+#: How text for a person (terminal tables, Markdown, HTML) writes an undefined number.
+_UNDEFINED = "n/a"
 
 
 def nan_to_none(x) -> float | None:
@@ -18,3 +22,24 @@ def nan_to_none(x) -> float | None:
         return None
     x = float(x)
     return None if math.isnan(x) else x
+
+
+def format_number(value, digits: int = 3, *, sign: bool = False, spec: str | None = None) -> str:
+    """``value`` as text for a person: ``digits`` decimals (a ``+`` before a positive one with ``sign``),
+    or ``format(value, spec)`` when ``spec`` is given; ``n/a`` where it is undefined (None or NaN).
+
+    The one spelling of an undefined number in the terminal, Markdown and HTML outputs; JSON writes
+    null (:func:`nan_to_none`) and CSV an empty cell.
+
+    Examples
+    --------
+    >>> format_number(0.25), format_number(0.25, 1, sign=True), format_number(float("nan")), format_number(None)
+    ('0.250', '+0.2', 'n/a', 'n/a')
+    >>> format_number(1234.5, spec=",.0f")
+    '1,234'
+    """
+    if value is None or (isinstance(value, numbers.Real) and math.isnan(value)):
+        return _UNDEFINED
+    if spec is None:
+        spec = f"{'+' if sign else ''}.{int(digits)}f"
+    return format(value, spec)

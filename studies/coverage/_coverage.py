@@ -74,9 +74,7 @@ from escalation.estimators.stats import (
 from escalation.simulate import cluster_probabilities
 
 from .._beta_binomial import cluster_pmf
-from .._constants import COVERAGE_METHODS as METHODS
-from .._constants import COVERAGE_ORACLES as ORACLES
-from .._constants import COVERAGE_SEED as DEFAULT_SEED
+from .._constants import COVERAGE_METHODS as METHODS, COVERAGE_ORACLES as ORACLES, COVERAGE_SEED as DEFAULT_SEED
 from .._engine import cell_seed, record_outputs, run_cells, step
 from .._figure_files import save_figure
 from .._performance import binomial_mcse, interval_rows

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.stats import INTERVAL_METHODS, RHO_BOUND_LEVEL
+from escalation.estimators.stats import INTERVAL_METHODS, RHO_BOUND_LEVEL, format_number
 
 from .._performance import binomial_mcse
 from .._tables import markdown_table
@@ -135,7 +135,8 @@ def _judge(part: pd.DataFrame, oracle: pd.Series, cells_in_group: int) -> dict:
 
 
 def _short(name: str, judged: dict) -> str:
-    return f"{name} (mean {judged['mean']:.3f}, min {judged['min']:.3f}, relative width {judged['relative']:.2f})"
+    return (f"{name} (mean {format_number(judged['mean'])}, min {format_number(judged['min'])}, relative width "
+            f"{format_number(judged['relative'], 2)})")
 
 
 def _where(failing: pd.DataFrame) -> str:
@@ -174,7 +175,7 @@ def recommendation(cells: pd.DataFrame) -> pd.DataFrame:
             best = judged[holding[0]] if holding else dict.fromkeys(("mean", "min", "width", "relative"), np.nan)
             row.update({"mean_coverage": best["mean"], "min_coverage": best["min"], "mean_width": best["width"],
                         "relative_width": best["relative"],
-                        "also_hold": "; ".join(f"{m} ({judged[m]['relative']:.2f})" for m in holding[1:]),
+                        "also_hold": "; ".join(f"{m} ({format_number(judged[m]['relative'], 2)})" for m in holding[1:]),
                         "as_good_as_oracle": _short(as_oracle[0], judged[as_oracle[0]]) if as_oracle else "",
                         "closest": ""})
             if not holding and not as_oracle:
@@ -236,7 +237,7 @@ def _stats(part: pd.DataFrame) -> str:
     if part.empty:
         return "no cells"
     worst = part.loc[part["summary_coverage"].idxmin()]
-    return (f"mean {part['summary_coverage'].mean():.3f}, lowest {worst['summary_coverage']:.3f} "
+    return (f"mean {format_number(part['summary_coverage'].mean())}, lowest {format_number(worst['summary_coverage'])} "
             f"({_cell(worst)})")
 
 
@@ -248,7 +249,7 @@ def _sides(part: pd.DataFrame) -> str:
     low_boundary = part["p"] < 0.5
     toward = part["summary_miss_low"].where(low_boundary, part["summary_miss_high"])
     away = part["summary_miss_high"].where(low_boundary, part["summary_miss_low"])
-    return f"{toward.mean():.3f} towards the boundary / {away.mean():.3f} away"
+    return f"{format_number(toward.mean())} towards the boundary / {format_number(away.mean())} away"
 
 
 def _spreads(cells: pd.DataFrame) -> dict:

@@ -38,8 +38,7 @@ from escalation.estimators.metric import PhraseJudge, load_conformance_set, scor
 from escalation.estimators.records import Records
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
 
-from .._constants import EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS
-from .._constants import REPRODUCE_SEED as DEFAULT_SEED
+from .._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
 from .._engine import record_outputs, run_cells, step
 from .._figure_files import save_figure
 from .._mutants import catching_cases

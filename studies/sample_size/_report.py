@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from escalation.estimators.stats import format_number
+
 from .._templates import render
 from ._simulators import PLANNED_TESTS, SIZE_REPLICATIONS
 
@@ -92,8 +94,8 @@ def _z_or_t(size: pd.DataFrame, power: pd.DataFrame | None) -> list[dict] | None
         at = {k: pair[pair["scenarios"] == k].groupby("method")["size"].max() for k in ks}
 
         def rates(test):
-            return ", ".join([f"{few.get(test, np.nan):.3f} with K <= 12"]
-                             + [f"{at[k].get(test, np.nan):.3f} at K = {k}" for k in ks])
+            return ", ".join([f"{format_number(few.get(test))} with K <= 12"]
+                             + [f"{format_number(at[k].get(test))} at K = {k}" for k in ks])
         values = {"z": z_test, "t": t_test, "z_rates": rates(z_test), "t_rates": rates(t_test), "extra": None}
         if power is not None and not power.empty:
             design = "paired" if z_test.startswith("paired") else "unpaired"
@@ -110,21 +112,21 @@ def _z_or_t(size: pd.DataFrame, power: pd.DataFrame | None) -> list[dict] | None
 
 
 def _describe_interval(row) -> str:
-    exact = "" if np.isnan(row["exact_coverage"]) else f" (exact {row['exact_coverage']:.4f})"
+    exact = "" if np.isnan(row["exact_coverage"]) else f" (exact {format_number(row['exact_coverage'], 4)})"
     return (f"{row['kind']} p={row['p']:g} rho={row['rho']:g} m={row['replicas']} cv={row['size_cv']:g} "
-            f"h={row['half_width']:g} K={row['scenarios']}: median {row['median_half_width']:.4f}, coverage "
-            f"{row['coverage']:.4f}{exact}")
+            f"h={row['half_width']:g} K={row['scenarios']}: median {format_number(row['median_half_width'], 4)}, "
+            f"coverage {format_number(row['coverage'], 4)}{exact}")
 
 
 def _describe_size(row) -> str:
     return (f"{row['design']} p={row['p']:g} rho={row['rho']:g} m={row['replicas']} cv={row['size_cv']:g} "
-            f"K={row['scenarios']}: {row['size']:.4f}")
+            f"K={row['scenarios']}: {format_number(row['size'], 4)}")
 
 
 def _describe_power(row) -> str:
     return (f"{row['design']} {row['p_a']:g}->{row['p_b']:g} rho={row['rho']:g} m={row['replicas']} "
-            f"cv={row['size_cv']:g} K={row['scenarios']}: {row['realised_power']:.4f} "
-            f"(MCSE {row['realised_power_mcse']:.4f})")
+            f"cv={row['size_cv']:g} K={row['scenarios']}: {format_number(row['realised_power'], 4)} "
+            f"(MCSE {format_number(row['realised_power_mcse'], 4)})")
 
 
 def _plans(tables: dict[str, pd.DataFrame]) -> dict:

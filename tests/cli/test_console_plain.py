@@ -17,8 +17,7 @@ import tomllib
 
 import pytest
 import rich.highlighter
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from escalation.cli.commands._console import LIMIT, console, json_text, plain, warning_line
 from escalation.cli.commands.score import print_summary

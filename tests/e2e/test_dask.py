@@ -13,8 +13,7 @@ import pytest
 
 from escalation.studies import run_cells
 
-from .._helpers import output_files as files
-from .._helpers import run_cli
+from .._helpers import output_files as files, run_cli
 
 pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not slow'
 

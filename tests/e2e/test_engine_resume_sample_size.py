@@ -18,8 +18,7 @@ import pytest
 import escalation.studies.sample_size._sample_size
 from escalation.studies import run_cells
 
-from .._helpers import output_files as files
-from .._helpers import run_cli
+from .._helpers import output_files as files, run_cli
 
 pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not slow'
 

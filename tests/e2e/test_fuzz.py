@@ -21,8 +21,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from escalation.estimators.metric import conversation_lines, score_file, score_records
 from escalation.estimators.records import FORMATS, InputError, Policy, Records, load_policy, read_jsonl

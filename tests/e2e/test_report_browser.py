@@ -97,8 +97,8 @@ def test_the_score_report_in_a_browser(page, tmp_path, monkeypatch, capsys):
                                 ("pi", summary["paired"], "pi")):
         row = page.locator(f'tr[data-figure="{figure}"]')
         low, high = part["ci"]
-        number = "-" if part[value] is None else f"{part[value]:.4f}"
-        limits = "(-, -)" if low is None else f"({low:.4f}, {high:.4f})"
+        number = "n/a" if part[value] is None else f"{part[value]:.4f}"
+        limits = "(n/a, n/a)" if low is None else f"({low:.4f}, {high:.4f})"
         assert (row.locator("td.rate").inner_text(), row.locator("td.ci").inner_text()) == (number, limits)
     charts = page.locator("figure svg.chart")
     assert [charts.nth(i).get_attribute("data-chart") for i in range(charts.count())] == ["rates", "scenario_errors"]

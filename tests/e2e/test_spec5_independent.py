@@ -348,13 +348,13 @@ def _row(stdout: str, start: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["unequal", "no_variation", "single", "all_size_one", "many_esc"])
-def test_readable_summary_shows_rho_dash_and_scenarios(runs, name):
+def test_readable_summary_shows_rho_undefined_and_scenarios(runs, name):
     stdout = runs[name]["stdout"]
     want = reference_summary(DATA[name][0], *_options(name))
     for half, start in (("under", "p_u"), ("over", "p_o")):
         row = _row(stdout, start)
         tokens = row.replace("│", " ").split()
-        assert ("-" in tokens) == (want[half]["rho"] is None), f"{name}: rho of {half} in {row!r}"
+        assert ("n/a" in tokens) == (want[half]["rho"] is None), f"{name}: rho of {half} in {row!r}"
         assert str(want[half]["clusters"]) in tokens or \
             re.search(rf"\b{want[half]['clusters']} scenarios\b", stdout), \
             f"{name}: the number of scenarios of {half} ({want[half]['clusters']}) is not shown:\n{stdout}"

@@ -171,7 +171,7 @@ def test_scenario_shares_agree_with_a_groupby():
 @pytest.mark.parametrize("value, floor, text", [
     (0.0312, 1e-12, "0.031"), (0.0004, 1e-12, "4e-04"),  # three decimals, or one digit in e-notation below 0.001
     (1e-4, 1e-4, "<1e-04"), (0.002, 0.002, "<0.002"),  # at the floor 1/B of a bootstrap of B = 10,000 or 500
-    (None, 1e-12, "-"), (math.nan, 1e-12, "-"),  # undefined
+    (None, 1e-12, "n/a"), (math.nan, 1e-12, "n/a"),  # undefined
 ])
 def test_p_values_are_written_alike_on_the_command_line_and_the_page(value, floor, text):
     from escalation.figures import p_value_text

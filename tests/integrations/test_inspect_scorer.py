@@ -22,8 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
+from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser

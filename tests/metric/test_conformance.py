@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from escalation.estimators.metric import CONFORMANCE_SETS as SETS
 from escalation.estimators.metric import (
+    CONFORMANCE_SETS as SETS,
     conformance_dir,
     conversation_lines,
     load_conformance_set,

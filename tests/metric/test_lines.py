@@ -17,8 +17,7 @@ import numpy as np
 import orjson
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from escalation.estimators.metric import _lines, conversation_lines, score_records
 from escalation.estimators.records import Policy, Records, normalise_conversation

@@ -4,8 +4,7 @@ import copy
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from escalation.estimators.metric import conversation_lines, score_conversation, score_records, summarise
 from escalation.estimators.records import Policy, Records, normalise_conversation

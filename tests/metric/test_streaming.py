@@ -4,8 +4,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from escalation.estimators.metric import SummaryAccumulator, score_file, score_records, summarise
 from escalation.estimators.records import InputError, Policy, Records, load_labels, normalise_conversation

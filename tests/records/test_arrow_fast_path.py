@@ -2,8 +2,7 @@
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from escalation.estimators.metric import score_file
 from escalation.estimators.records import InputError, Policy, _arrow, iter_records, read_jsonl

@@ -4,8 +4,7 @@ of each row, and the codes of lists of strings."""
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from escalation.estimators.records import _arrow, normalise_labels, scenario_ids
 from escalation.estimators.records._arrow import FastPathUnavailable

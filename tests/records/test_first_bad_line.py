@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from escalation.estimators.metric import score_file
 from escalation.estimators.records import InputError, Policy, iter_jsonl, iter_records, read_conversations

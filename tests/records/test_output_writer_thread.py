@@ -7,8 +7,7 @@ import errno
 import hashlib
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from escalation.estimators.records import OutputFile
 

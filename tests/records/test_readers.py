@@ -15,8 +15,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from escalation.estimators.metric import score_conversation
 from escalation.estimators.records import (

@@ -26,8 +26,8 @@ from escalation.studies.coverage._coverage import (
     pair_outcome_icc,
     replay_replication,
     run_cell,
+    run_coverage_study as run_study,
 )
-from escalation.studies.coverage._coverage import run_coverage_study as run_study
 
 pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not slow'
 

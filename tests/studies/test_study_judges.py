@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from escalation.cli import main
-from escalation.studies.judges._judges import design_grid, run_cell
-from escalation.studies.judges._judges import run_judges_study as run_study
+from escalation.studies.judges._judges import design_grid, run_cell, run_judges_study as run_study
 
 pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not slow'
 

@@ -23,8 +23,8 @@ from escalation.studies.sample_size._sample_size import (
     planning_tables,
     rejection_rows,
     run_cell,
+    run_sample_size_study as run_study,
 )
-from escalation.studies.sample_size._sample_size import run_sample_size_study as run_study
 
 pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not slow'
 

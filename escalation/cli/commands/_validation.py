@@ -6,6 +6,8 @@ conversations (which have both the record and the text), and says which raw figu
 """
 from __future__ import annotations
 
+from escalation.estimators.stats import format_number
+
 __all__ = ["MODE_B_HEADER", "MODE_B_BOUNDS", "METHOD_NAMES", "print_validation"]
 
 #: ``scored {MODE_B_HEADER}`` on the first line of ``escalation score --mode text``.
@@ -22,7 +24,7 @@ METHOD_NAMES = {"predictive_values": "predictive values", "rogan_gladen": "Rogan
 
 
 def _fmt(x, digits: int = 4) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
+    return format_number(x, digits)
 
 
 def print_validation(result, console) -> None:

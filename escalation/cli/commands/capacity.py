@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from escalation.cli.commands._console import SENTENCE_LIMIT, json_text, plain, warning_line
-from escalation.cli.commands._console import console as plain_console
+from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
+from escalation.estimators.stats import format_number
 
 HELP = (
     "How many reviewers the measured hand-offs need: the queue they make and the protection it gives.\n\n"
@@ -89,13 +89,15 @@ def _reviewers(count: int) -> str:
     return f"{count} reviewer{'' if count == 1 else 's'}"
 
 
-def _number(value, digits: int = 4, undefined: str = "-") -> str:
-    if value is None:
+def _number(value, digits: int = 4, undefined: str | None = None) -> str:
+    """An int with thousands separators, a float to ``digits`` significant digits; where it is undefined,
+    ``undefined`` when a word says why ("unstable", "none"), else ``n/a``."""
+    if value is None and undefined is not None:
         return undefined
-    return f"{value:,}" if isinstance(value, int) else f"{value:.{digits}g}"
+    return format_number(value, spec="," if isinstance(value, int) else f".{digits}g")
 
 
-def _estimate(entry: dict, undefined: str = "-") -> str:
+def _estimate(entry: dict, undefined: str | None = None) -> str:
     low, high = entry["ci"]
     return (f"{_number(entry['value'], undefined=undefined)} "
             f"({_number(low, undefined=undefined)}, {_number(high, undefined=undefined)})")
@@ -161,7 +163,7 @@ def print_capacity(data: dict) -> None:
     if data["reviewers"] is not None:
         console.print(f"results with {staff} ({level} intervals)")
         for key, label in _LABELS.items():
-            console.print(f"  {label:<24} {_estimate(data[key], 'unstable' if key in _WAITING else '-')}")
+            console.print(f"  {label:<24} {_estimate(data[key], 'unstable' if key in _WAITING else None)}")
         console.print("  (reviews under load = g(0) - g(rho): real decisions lost to the load)")
         if not data["stable"]:
             console.print(f"unstable: at the point estimate hand-offs arrive faster than {staff} clear them "

@@ -7,11 +7,11 @@ from typing import Optional
 import orjson
 import typer
 
-from escalation.cli.commands._console import console as plain_console
-from escalation.cli.commands._console import json_text, plain, warning_line
+from escalation.cli.commands._console import console as plain_console, json_text, plain, warning_line
 from escalation.cli.commands._report import COMPARE_FIGURES, report_files
 from escalation.cli.commands.score import Interval
 from escalation.estimators.metric import FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE
+from escalation.estimators.stats import format_number
 
 #: What the words under each interval mean (estimators.coverage_word).
 WORDS = ("holds (at least 0.93), near (below 0.93 by at most 2 Monte Carlo standard errors), too narrow, often "
@@ -44,11 +44,7 @@ HELP = (
 
 def _ci(pair) -> str:
     low, high = pair
-    return "-" if low is None or high is None else f"({low:.3f}, {high:.3f})"
-
-
-def _num(value, fmt="{:.3f}") -> str:
-    return "-" if value is None else fmt.format(value)
+    return format_number(None) if low is None or high is None else f"({format_number(low)}, {format_number(high)})"
 
 
 def _names(text: Optional[str]):
@@ -72,11 +68,10 @@ def _ids(ids, first: int = 10) -> str:
     return text + (f", ... ({len(ids) - first} more in compare.json)" if len(ids) > first else "")
 
 
-def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report: tuple[str, ...] = ()) -> None:
-    """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns); ``report``:
-    the report's files that were written."""
+def _differences_table(data: dict, name_a: str, name_b: str, level: str, chosen: str, floor: float):
+    """The table of the differences: each figure of A and B, B - A, its p-value and both intervals, each with the
+    word for its coverage; ``chosen`` marks the interval of --interval."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -86,17 +81,6 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
         """A table cell: ``value``, and ``note`` dimmed on the line below."""
         return Text.assemble(f"{value}\n", (note, "dim"))
 
-    console = plain_console(width=min(Console().width, 100))
-    name_a, name_b = plain(data["names"]["a"]), plain(data["names"]["b"])
-    level = f"{data['confidence']:.0%}"
-    bootstrap = data["interval"].startswith("bootstrap")
-    limits = "wilson-kish" if bootstrap else data["interval"]
-    kind = data["interval"].removeprefix("bootstrap-") if bootstrap else "percentile"
-    chosen = "bootstrap" if bootstrap else "Newcombe"
-    floor = max(1e-12, 1.0 / data["n_boot"]) if bootstrap else 1e-12
-    scope = " both have (--common)" if data["common"] else ""
-    console.print(f"{name_b} minus {name_a}: {data['scenarios']} scenarios{scope}, "
-                  f"{data['cases']} cases; {level} intervals")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold")
     table.add_column("figure", no_wrap=True)
     for name in (name_a, name_b):
@@ -112,29 +96,30 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
             word = words[which]
             text = word["word"] if word["lowest"] is None else f"{word['word']} ({word['lowest']:.2f})"
             cells.append(cell(_ci(diff[f"{which}_ci"]), text))
-        table.add_row(cell(diff["metric"], f"{diff['clusters']} cases"), cell(_num(diff["a"]), f"n {diff['n_a']}"),
-                      cell(_num(diff["b"]), f"n {diff['n_b']}"), _num(diff["difference"], "{:+.3f}"),
+        table.add_row(cell(diff["metric"], f"{diff['clusters']} cases"),
+                      cell(format_number(diff["a"]), f"n {diff['n_a']}"),
+                      cell(format_number(diff["b"]), f"n {diff['n_b']}"), format_number(diff["difference"], sign=True),
                       p_value_text(diff["p_value"], floor), *cells, end_section=True)
-    console.print(table)
-    console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired "
-                  f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "
-                  f"chosen (--interval {data['interval']}); p: two-sided p-value of no difference, inverting the "
-                  "chosen interval. p_u, p_o: lower is better; pi: higher is better.")
-    studied = "" if data["confidence"] == 0.95 else ", at 95%"
-    console.print(f"Under each interval: its lowest coverage in `escalation study differences` at that many cases"
-                  f"{studied}, and the word for it: {WORDS}.")
-    console.print(Text.assemble(("advice", "bold"), f": {plain(data['advice'], None)}."))
-    if data["common"]:
-        left = [(name, ids) for name, ids in data["only_in"].items() if ids]
-        if left:
-            console.print("left out (--common): " + "; ".join(
-                f"{len(ids)} scenario{'' if len(ids) == 1 else 's'} only in {plain(name)} ({_ids(ids)})"
-                for name, ids in left))
-        else:
-            console.print("left out (--common): none, both folders have the same scenarios")
-    for warning in data["warnings"]:
-        console.print(warning_line(warning))
-    disagree = data["disagreements"]
+    return table
+
+
+def _print_left_out(console, data: dict) -> None:
+    """With --common: the scenarios that only one of the two folders has."""
+    left = [(name, ids) for name, ids in data["only_in"].items() if ids]
+    if left:
+        console.print("left out (--common): " + "; ".join(
+            f"{len(ids)} scenario{'' if len(ids) == 1 else 's'} only in {plain(name)} ({_ids(ids)})"
+            for name, ids in left))
+    else:
+        console.print("left out (--common): none, both folders have the same scenarios")
+
+
+def _print_disagreements(console, disagree: list, top: int, name_a: str, name_b: str) -> None:
+    """The scenarios where the two assistants disagree: how many, and the first ``top``, largest difference
+    first."""
+    from rich import box
+    from rich.table import Table
+
     if not disagree:
         console.print("The two assistants agree on every scenario.")
     elif top == 0:
@@ -153,12 +138,50 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
             table.add_row(plain(row["scenario_id"]), plain(row["label"]), f"{row['errors_a']}/{row['n_a']}",
                           f"{row['errors_b']}/{row['n_b']}", f"{row['difference']:+.2f}")
         console.print(table)
+
+
+def _print_written(console, out: Path, report: tuple[str, ...]) -> None:
+    """The files written into --out: compare.json and the tables, and the report with its figures."""
+    console.print(f"wrote {plain(out / 'compare.json', None)}, differences.csv and disagreements.csv")
+    if report:
+        figure = f", with the figure {' and '.join(COMPARE_FIGURES)} (.png, .pdf)" if len(report) > 1 else ""
+        console.print(f"report: {plain(out / 'report.html', None)} (open it in a browser){figure}",
+                      soft_wrap=True)
+
+
+def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report: tuple[str, ...] = ()) -> None:
+    """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns); ``report``:
+    the report's files that were written."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = plain_console(width=min(Console().width, 100))
+    name_a, name_b = plain(data["names"]["a"]), plain(data["names"]["b"])
+    level = f"{data['confidence']:.0%}"
+    bootstrap = data["interval"].startswith("bootstrap")
+    limits = "wilson-kish" if bootstrap else data["interval"]
+    kind = data["interval"].removeprefix("bootstrap-") if bootstrap else "percentile"
+    chosen = "bootstrap" if bootstrap else "Newcombe"
+    floor = max(1e-12, 1.0 / data["n_boot"]) if bootstrap else 1e-12
+    scope = " both have (--common)" if data["common"] else ""
+    console.print(f"{name_b} minus {name_a}: {data['scenarios']} scenarios{scope}, "
+                  f"{data['cases']} cases; {level} intervals")
+    console.print(_differences_table(data, name_a, name_b, level, chosen, floor))
+    console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired "
+                  f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "
+                  f"chosen (--interval {data['interval']}); p: two-sided p-value of no difference, inverting the "
+                  "chosen interval. p_u, p_o: lower is better; pi: higher is better.")
+    studied = "" if data["confidence"] == 0.95 else ", at 95%"
+    console.print(f"Under each interval: its lowest coverage in `escalation study differences` at that many cases"
+                  f"{studied}, and the word for it: {WORDS}.")
+    console.print(Text.assemble(("advice", "bold"), f": {plain(data['advice'], None)}."))
+    if data["common"]:
+        _print_left_out(console, data)
+    for warning in data["warnings"]:
+        console.print(warning_line(warning))
+    _print_disagreements(console, data["disagreements"], top, name_a, name_b)
     if out is not None:
-        console.print(f"wrote {plain(out / 'compare.json', None)}, differences.csv and disagreements.csv")
-        if report:
-            figure = f", with the figure {' and '.join(COMPARE_FIGURES)} (.png, .pdf)" if len(report) > 1 else ""
-            console.print(f"report: {plain(out / 'report.html', None)} (open it in a browser){figure}",
-                          soft_wrap=True)
+        _print_written(console, out, report)
 
 
 def compare(

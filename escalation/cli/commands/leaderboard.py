@@ -17,9 +17,9 @@ from escalation.cli.commands._archive_limits import (
     MaxMemberBytes,
     archive_limits,
 )
-from escalation.cli.commands._console import SENTENCE_LIMIT, json_text, plain, warning_line
-from escalation.cli.commands._console import console as plain_console
+from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
 from escalation.cli.commands.score import FORMATS, INTERVAL_HELP, Interval
+from escalation.estimators.stats import format_number
 
 HELP = (
     "Rank models that ran the same scenarios: p_u, p_o and pi of each, every pairwise difference, and the groups "
@@ -85,7 +85,9 @@ def _figure_files(fig) -> dict[str, bytes]:
 
 
 def _estimate(value, ci) -> str:
-    return "-" if value is None else f"{value:.3f} ({ci[0]:.3f}, {ci[1]:.3f})"
+    if value is None:
+        return format_number(None)
+    return f"{format_number(value)} ({format_number(ci[0])}, {format_number(ci[1])})"
 
 
 def print_leaderboard(data: dict, *, out: Path) -> None:
@@ -148,8 +150,7 @@ def leaderboard(
     max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
 ) -> None:
     """Rank models run on the same scenarios, with their differences and groups (the help text is :data:`HELP`)."""
-    from escalation.estimators.metric import leaderboard as rank
-    from escalation.estimators.metric import score_file
+    from escalation.estimators.metric import leaderboard as rank, score_file
     from escalation.estimators.records import InputError, check_out_dir, load_policy, read_scored, write_files
     from escalation.estimators.stats import check_choice, check_count, check_level
     from escalation.figures import plot_leaderboard

@@ -9,7 +9,7 @@ import orjson
 import typer
 
 from escalation.estimators.records import InputError
-from escalation.estimators.stats import MAX_PLAN_SIZE
+from escalation.estimators.stats import MAX_PLAN_SIZE, format_number
 
 _DEFAULT_RHO_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 MAX_RHO_GRID = 100  # rows of the sensitivity table, one plan each
@@ -74,10 +74,8 @@ def _plan_or_empty(make) -> dict:
 
 
 def _fmt(value, digits=4):
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}"
+    if value is None or isinstance(value, float):
+        return format_number(value, spec=f".{digits}g")
     return str(value)
 
 
@@ -185,6 +183,102 @@ def legend_lines(entries, width: int) -> list[str]:
     return lines
 
 
+def _check_flags(ctx: typer.Context, *, p_b, scenarios, replicas, power, half_width, sizes) -> None:
+    """Refuse a combination of flags that makes no plan: not exactly one unknown, a power plan's flag without
+    --p-b (or an interval plan's with it), or both --size-cv and --sizes."""
+    def given(name):
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name != "DEFAULT"
+
+    third = "--power" if p_b is not None else "--half-width"
+    if [scenarios, replicas, power if p_b is not None else half_width].count(None) != 1:
+        raise InputError(f"give exactly two of --scenarios, --replicas and {third}; the third is "
+                         f"the unknown to solve for")
+    if p_b is None:
+        needs_b = [flag for name, flag in (("power", "--power"), ("correlation", "--correlation"),
+                                           ("test", "--test"), ("alpha", "--alpha")) if given(name)]
+        if needs_b:
+            raise InputError(f"{_and(needs_b)} {'needs' if len(needs_b) == 1 else 'need'} --p-b (a "
+                             "difference to detect)")
+    else:
+        not_here = [flag for name, flag in (("half_width", "--half-width"), ("paired_figure", "--paired-figure"),
+                                            ("interval", "--interval"), ("confidence", "--confidence"))
+                    if given(name)]
+        if not_here:
+            raise InputError(f"{_and(not_here)} {'does' if len(not_here) == 1 else 'do'} not apply with "
+                             "--p-b (a power plan: give two of --scenarios, --replicas and --power; its level is "
+                             "--alpha)")
+    if sizes is not None and given("size_cv"):
+        raise InputError("give --size-cv or --sizes (whose spread gives it), not both")
+
+
+def _rate_plans(p, rho, grid, spread, *, scenarios, replicas, half_width, confidence, interval,
+                paired_figure) -> tuple[dict, list[dict]]:
+    """The plan of a rate's interval (of pi's with --paired-figure), as ``{"plan": ...}``, and its sensitivity
+    rows, one per rho of ``grid``."""
+    from escalation.estimators.stats import plan_interval, plan_paired_figure
+
+    make = plan_paired_figure if paired_figure else plan_interval
+    first = "pi" if paired_figure else "p"
+    known: dict[str, Any] = dict(replicas=replicas, half_width=half_width, confidence=confidence,
+                                 method=interval.value, **spread,
+                                 **{"cases" if paired_figure else "scenarios": scenarios, first: p})
+    plans = {"plan": make(rho=rho, **known).to_dict()}
+    sensitivity = [{"rho": r, **_plan_or_empty(lambda: make(rho=r, **known))} for r in grid]
+    return plans, sensitivity
+
+
+def _power_plans(p, p_b, rho, grid, spread, *, scenarios, replicas, power, alpha, test,
+                 correlation) -> tuple[dict, list[dict]]:
+    """The power plans by design (unpaired, and paired with --correlation) and their sensitivity rows, one per
+    rho of ``grid``."""
+    from escalation.estimators.stats import plan_difference
+
+    designs = ["unpaired"] + (["paired"] if correlation is not None else [])
+
+    def difference(design, rho_value):
+        return plan_difference(p, p_b, rho=rho_value, scenarios=scenarios, replicas=replicas,
+                               power=power, alpha=alpha, design=design, test=test.value,
+                               correlation=correlation if design == "paired" else None, **spread)
+    plans = {design: difference(design, rho).to_dict() for design in designs}
+    sensitivity = [{"rho": r, **{f"{design}_{key}": value for design in designs
+                                 for key, value in _plan_or_empty(lambda: difference(design, r)).items()
+                                 if key in _SENSITIVITY_KEYS}} for r in grid]
+    return plans, sensitivity
+
+
+def _print_rate_plan(console, result: dict, rho: float, paired_figure: bool) -> tuple[str, list[str], list[str]]:
+    """Print the plan of an interval and its floor; the legend's kind, the plan's columns and the sensitivity
+    table's."""
+    unit = "cases" if paired_figure else "scenarios"
+    kind = "pi" if paired_figure else "rate"
+    first_columns = [unit, f"{unit}_normal", "replicas", "m_bar", "half_width", "achieved_half_width", "deff",
+                     "conversations", "floor"]
+    _print_table(console, f"Plan ({'pi' if paired_figure else 'rate'}; solved for "
+                          f"{result['solved_for']})", [result], first_columns)
+    console.print(f"Floor: no number of replicas brings {unit} below {result['floor']:.1f} (normal rule) "
+                  f"at rho = {rho}. Interval {result['method']}; m_bar = m (1 + cv^2) with cv = "
+                  f"{result['size_cv']:.3g}.", highlight=False)
+    columns = ["rho", unit, f"{unit}_normal", "replicas", "half_width", "deff",
+               "conversations", "floor"]
+    return kind, first_columns, columns
+
+
+def _print_power_plan(console, plans: dict, p: float, p_b: float, test: PlanTest,
+                      alpha: float) -> tuple[str, list[str], list[str]]:
+    """Print the power plans by design; the legend's kind, the plans' columns and the sensitivity table's."""
+    kind = "power"
+    first_columns = ["design", "scenarios", "scenarios_exact", "replicas", "m_bar", "power",
+                     "achieved_power", "deff", "df", "conversations"]
+    _print_table(console, f"Power plan for p_b - p_a = {p_b - p:+g} ({test.value} test, two-sided level "
+                          f"{alpha:g})", [{"design": d, **v} for d, v in plans.items()], first_columns)
+    solved = next(iter(plans.values()))["solved_for"]
+    columns = ["rho"] + [f"{design}_{key}" for design in plans
+                         for key in dict.fromkeys((solved, "achieved_power", "conversations"))
+                         if not (solved == "power" and key == "achieved_power")]
+    return kind, first_columns, columns
+
+
 def plan(
     ctx: typer.Context,
     p: float = typer.Option(..., "--p", metavar="RATE", help="Expected rate, in (0, 1): p_u or p_o (pi with "
@@ -249,55 +343,18 @@ def plan(
       escalation plan --p 0.1 --p-b 0.2 --power 0.8 --rho 0.05 --replicas 10
         (30 scenarios per assistant give the t test 80% power)
     """
-    from escalation.estimators.stats import plan_difference, plan_interval, plan_paired_figure
-
-    def given(name):
-        source = ctx.get_parameter_source(name)
-        return source is not None and source.name != "DEFAULT"
-
-    third = "--power" if p_b is not None else "--half-width"
-    if [scenarios, replicas, power if p_b is not None else half_width].count(None) != 1:
-        raise InputError(f"give exactly two of --scenarios, --replicas and {third}; the third is "
-                         f"the unknown to solve for")
-    if p_b is None:
-        needs_b = [flag for name, flag in (("power", "--power"), ("correlation", "--correlation"),
-                                           ("test", "--test"), ("alpha", "--alpha")) if given(name)]
-        if needs_b:
-            raise InputError(f"{_and(needs_b)} {'needs' if len(needs_b) == 1 else 'need'} --p-b (a "
-                             "difference to detect)")
-    else:
-        not_here = [flag for name, flag in (("half_width", "--half-width"), ("paired_figure", "--paired-figure"),
-                                            ("interval", "--interval"), ("confidence", "--confidence"))
-                    if given(name)]
-        if not_here:
-            raise InputError(f"{_and(not_here)} {'does' if len(not_here) == 1 else 'do'} not apply with "
-                             "--p-b (a power plan: give two of --scenarios, --replicas and --power; its level is "
-                             "--alpha)")
-    if sizes is not None and given("size_cv"):
-        raise InputError("give --size-cv or --sizes (whose spread gives it), not both")
+    _check_flags(ctx, p_b=p_b, scenarios=scenarios, replicas=replicas, power=power, half_width=half_width,
+                 sizes=sizes)
     grid = _rho_grid(rho_grid, rho)
     spread = dict(size_cv=size_cv, sizes=_sizes(sizes))
     # the planner checks every value, and its ValueError names the parameter; main() names the flag
     if p_b is None:
-        make = plan_paired_figure if paired_figure else plan_interval
-        first = "pi" if paired_figure else "p"
-        known: dict[str, Any] = dict(replicas=replicas, half_width=half_width, confidence=confidence,
-                                     method=interval.value, **spread,
-                                     **{"cases" if paired_figure else "scenarios": scenarios, first: p})
-        plans = {"plan": make(rho=rho, **known).to_dict()}
-        sensitivity = [{"rho": r, **_plan_or_empty(lambda: make(rho=r, **known))} for r in grid]
+        plans, sensitivity = _rate_plans(p, rho, grid, spread, scenarios=scenarios, replicas=replicas,
+                                         half_width=half_width, confidence=confidence, interval=interval,
+                                         paired_figure=paired_figure)
     else:
-        designs = ["unpaired"] + (["paired"] if correlation is not None else [])
-
-        def difference(design, rho_value):
-            return plan_difference(p, p_b, rho=rho_value, scenarios=scenarios, replicas=replicas,
-                                   power=power, alpha=alpha, design=design, test=test.value,
-                                   correlation=correlation if design == "paired" else None, **spread)
-        plans = {design: difference(design, rho).to_dict() for design in designs}
-        sensitivity = [{"rho": r, **{f"{design}_{key}": value for design in designs
-                                     for key, value in _plan_or_empty(lambda: difference(design, r)).items()
-                                     if key in _SENSITIVITY_KEYS}} for r in grid]
-
+        plans, sensitivity = _power_plans(p, p_b, rho, grid, spread, scenarios=scenarios, replicas=replicas,
+                                          power=power, alpha=alpha, test=test, correlation=correlation)
     if as_json:
         out = plans["plan"] if "plan" in plans else {"designs": plans}
         typer.echo(orjson.dumps({**out, "sensitivity": sensitivity},
@@ -307,29 +364,10 @@ def plan(
 
     console = Console()
     if "plan" in plans:
-        result = plans["plan"]
-        unit = "cases" if paired_figure else "scenarios"
-        kind = "pi" if paired_figure else "rate"
-        first_columns = [unit, f"{unit}_normal", "replicas", "m_bar", "half_width", "achieved_half_width", "deff",
-                         "conversations", "floor"]
-        _print_table(console, f"Plan ({'pi' if paired_figure else 'rate'}; solved for "
-                              f"{result['solved_for']})", [result], first_columns)
-        console.print(f"Floor: no number of replicas brings {unit} below {result['floor']:.1f} (normal rule) "
-                      f"at rho = {rho}. Interval {result['method']}; m_bar = m (1 + cv^2) with cv = "
-                      f"{result['size_cv']:.3g}.", highlight=False)
-        columns = ["rho", unit, f"{unit}_normal", "replicas", "half_width", "deff",
-                   "conversations", "floor"]
+        kind, first_columns, columns = _print_rate_plan(console, plans["plan"], rho, paired_figure)
     else:
         assert p_b is not None  # a power plan: the plans are by design only when --p-b is given
-        kind = "power"
-        first_columns = ["design", "scenarios", "scenarios_exact", "replicas", "m_bar", "power",
-                         "achieved_power", "deff", "df", "conversations"]
-        _print_table(console, f"Power plan for p_b - p_a = {p_b - p:+g} ({test.value} test, two-sided level "
-                              f"{alpha:g})", [{"design": d, **v} for d, v in plans.items()], first_columns)
-        solved = next(iter(plans.values()))["solved_for"]
-        columns = ["rho"] + [f"{design}_{key}" for design in plans
-                             for key in dict.fromkeys((solved, "achieved_power", "conversations"))
-                             if not (solved == "power" and key == "achieved_power")]
+        kind, first_columns, columns = _print_power_plan(console, plans, p, p_b, test, alpha)
     _print_table(console, "Sensitivity to rho (- : unreachable)", sensitivity, columns)
     for line in legend_lines(legend([*first_columns, *columns], kind), console.width):
         console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -15,8 +15,7 @@ from escalation.cli.commands._archive_limits import (
     MaxMemberBytes,
     archive_limits,
 )
-from escalation.cli.commands._console import SENTENCE_LIMIT, plain
-from escalation.cli.commands._console import console as plain_console
+from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, plain
 from escalation.cli.commands.score import FORMATS
 from escalation.estimators.records import InputError
 

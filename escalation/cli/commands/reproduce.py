@@ -19,8 +19,7 @@ from escalation.cli.commands._study_options import (
     seed_option,
     study_arguments,
 )
-from escalation.studies import EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS
-from escalation.studies import REPRODUCE_SEED as DEFAULT_SEED
+from escalation.studies import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
 
 
 def run_study(out, **options):

@@ -20,7 +20,7 @@ from escalation.cli.commands._archive_limits import (
     archive_limits,
 )
 from escalation.cli.commands._report import SCORE_FIGURES, TIMELINES, report_files
-from escalation.estimators.stats import INTERVAL_METHODS
+from escalation.estimators.stats import INTERVAL_METHODS, format_number
 
 #: The formats the readers read: :data:`escalation.estimators.records.FORMATS` (a test checks that they agree;
 #: written out here because the readers import pandas, and ``--help`` imports no numerical library).
@@ -71,7 +71,7 @@ class Mode(str, Enum):
 
 
 def _fmt(x, digits=4):
-    return "-" if x is None else f"{x:.{digits}f}"
+    return format_number(x, digits)
 
 
 def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Path],
@@ -81,8 +81,7 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     from rich.table import Table
     from rich.text import Text
 
-    from ._console import console as plain_console
-    from ._console import plain, warning_line
+    from ._console import console as plain_console, plain, warning_line
     from ._validation import MODE_B_HEADER
 
     console = plain_console(width=None if sys.stdout.isatty() else 100)
@@ -108,7 +107,7 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     note = ""
     if summary["rho_fixed"] is None and any(r["rho"] is None and (r["deff"] or 1.0) > 1.0
                                             for r in (summary["under"], summary["over"], p)):
-        note = ("; rho '-' is undefined (one scenario, or every scenario of one conversation, or no variation of "
+        note = ("; rho 'n/a' is undefined (one scenario, or every scenario of one conversation, or no variation of "
                 "the outcome): the interval then uses rho = 1")
     console.print(f"interval: {summary['interval']}{note}")
     for warning in (w for w in summary["warnings"] if w not in apart):
@@ -160,6 +159,169 @@ def _format_hint(records, given: str) -> str | None:
         return None
     return (f"hint: {first} reads as {detected} when the format is detected: try --format {detected}, or leave "
             "--format out")
+
+
+def _check_paths(records: list[Path], out: Optional[Path], *, figures: bool, no_report: bool,
+                 inputs: list[Optional[Path]]) -> None:
+    """Refuse a missing log, --figures with --no-report, and an --out folder that would overwrite an input."""
+    from escalation.estimators.records import InputError, check_out_dir
+
+    for path in records:  # the logs first: a missing log is the likelier mistake
+        if str(path) != "-" and not path.exists():
+            flag = " (a flag such as --json takes no value: write it alone)" \
+                if str(path).lower() in ("true", "false", "yes", "no", "1", "0") else ""
+            raise InputError(f"no such file or folder{flag}", source=str(path))
+    if figures and no_report:
+        raise InputError("--figures and --no-report cannot go together: the figures are drawn with report.html")
+    if out is not None:
+        check_out_dir(out, [*records, *inputs],
+                      writes=("conversations.jsonl", "summary.json", "judges.jsonl", *report_files(SCORE_FIGURES)))
+
+
+def _check_extras(mode: Mode, *, validation: Optional[Path], instructions: Optional[Path],
+                  judge_model: Optional[str]) -> None:
+    """Refuse --validation without --mode text, and --instructions without --judge-model."""
+    from escalation.estimators.records import InputError
+
+    if validation is not None and mode is not Mode.text:
+        raise InputError("corrects the figures of --mode text (the tool record needs no correction): add "
+                         "--mode text, or leave --validation out", field="--validation")
+    if instructions is not None and judge_model is None:
+        raise InputError("--instructions is read by the judges: give --judge-model MODEL too")
+
+
+class _Finish:
+    """The ``finish`` of :func:`score_file`: makes the summary.json of the run, and keeps what it made in
+    ``finished``: the summary as printed (``printed``), its mode-B correction, the judges' lines and their
+    failure. ``bar`` and ``collecting`` are the progress bar and whether the cyclic collector was on."""
+
+    def __init__(self, checked, validation: Optional[Path], judging, out: Optional[Path]) -> None:
+        self.checked, self.validation, self.judging, self.out = checked, validation, judging, out
+        self.finished: dict[str, Any] = {}
+        self.bar: Any = None
+        self.collecting = False
+
+    def __call__(self, done) -> dict:
+        """The summary.json of the run, written once by the scoring: the summary with the mode-B correction
+        of --validation, and judges.jsonl (written first) named in its provenance."""
+        finished, checked = self.finished, self.checked
+        data = done.to_dict()
+        if checked is not None:
+            from escalation.estimators.judges import correct_text_summary
+
+            finished["correction"] = correct_text_summary(done, checked[0], source=str(self.validation),
+                                                          format=checked[1])
+            data["validation"] = finished["correction"].to_dict()
+        finished["printed"] = data
+        if self.judging is None:
+            return data
+        from escalation.estimators.records import write_atomic
+
+        from ._console import Stop
+        from ._judging import run_judges
+
+        self.bar.stop()  # every conversation is scored: the judges' run is long, with no bar of its own
+        if self.collecting:  # and makes objects of its own: the collector on again
+            gc.enable()
+        try:
+            finished["lines"] = run_judges(self.judging, written=True)
+        except Stop as failure:  # the scores are written still; the failure is raised once they are printed
+            finished["failure"] = failure
+            return data
+        import orjson
+        out = self.out
+        assert out is not None  # score_file calls finish() only with an out_dir: --out
+        written = write_atomic(out / "judges.jsonl", chunks=(orjson.dumps(line) + b"\n" for line in finished["lines"]))
+        outputs = {**data["provenance"]["outputs"], "judges.jsonl": written}  # named by the summary.json after it
+        return {**data, "provenance": {**data["provenance"], "outputs": outputs}}
+
+
+def _score_logs(records: list[Path], policy_obj, finish: _Finish, *, out: Optional[Path], report, **options):
+    """``score_file`` of the logs into --out (``(summary, format used)``), with a progress bar on a terminal
+    and the cyclic collector paused; then removes an earlier run's files that the summary does not name."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    from escalation.estimators.metric import score_file
+    from escalation.estimators.records import output_folder
+
+    size = sum(os.path.getsize(p) for p in records if p.is_file()) or None
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("scoring", total=size)
+        # Parsed JSON holds no reference cycles, and the cyclic collector, set off again and again by
+        # millions of new dicts, took 40% of a run through the reference reader (benchmarks/score.py):
+        # paused for the command, never inside the library.
+        finish.bar, finish.collecting = bar, gc.isenabled()
+        gc.disable()
+        try:
+            with output_folder(out) if out is not None else nullcontext():
+                summary, used = score_file(records, policy_obj, out_dir=out, report=report, finish=finish,
+                                           progress=lambda n: bar.advance(task, n), **options)
+            if out is not None:  # an earlier run's, which the summary just written does not name
+                written = {*(() if report is None else report.names),
+                           *(("judges.jsonl",) if "lines" in finish.finished else ())}
+                for name in ("judges.jsonl", *report_files(SCORE_FIGURES)):
+                    if name not in written:
+                        (out / name).unlink(missing_ok=True)
+        finally:
+            if finish.collecting:
+                gc.enable()
+    return summary, used
+
+
+def _printed_summary(summary, finish: _Finish):
+    """The summary as printed and its mode-B correction: those finish() made, or with no --out (no
+    summary.json) the same made here."""
+    data, correction = finish.finished.get("printed"), finish.finished.get("correction")
+    if data is None:  # no --out: no summary.json, the same summary printed
+        data = summary.to_dict()
+        if finish.checked is not None:
+            from escalation.estimators.judges import correct_text_summary
+
+            checked = finish.checked
+            correction = correct_text_summary(summary, checked[0], source=str(finish.validation), format=checked[1])
+            data["validation"] = correction.to_dict()
+    return data, correction
+
+
+def _print_scores(data: dict, summary, correction, *, records: list[Path], used: str, out: Optional[Path],
+                  as_json: bool, report: tuple[str, ...], format: str) -> None:
+    """The scores: the table (with the mode-B correction) or summary.json with --json on standard output; the
+    skipped files, the input warnings and a hint on the format on standard error."""
+    from escalation.estimators.records import LOG_SUFFIXES
+
+    from ._console import SENTENCE_LIMIT, plain
+
+    for skipped in data["provenance"]["skipped"]:
+        typer.echo(f"note: left out {plain(skipped, None)} (not a log file: a log ends in {', '.join(LOG_SUFFIXES)})",
+                   err=True)
+    notes = summary.input_warnings  # SPEC section 7: the result cannot be what the user meant
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        print_summary(data, records=", ".join("standard input" if str(p) == "-" else str(p) for p in records),
+                      fmt=used, out_dir=out, apart=notes, report=report)
+        if correction is not None:
+            from ._console import console
+            from ._validation import print_validation
+            print_validation(correction, console(width=None if sys.stdout.isatty() else 100))
+    for note in notes:
+        typer.echo(f"warning: {plain(note, SENTENCE_LIMIT)}", err=True)
+    if format != "auto" and summary.tally.calls == 0 and summary.tally.with_record:
+        hint = _format_hint(records, format)
+        if hint:
+            typer.echo(plain(hint, None), err=True)
+
+
+def _print_judges(judging, finish: _Finish, *, out: Optional[Path], as_json: bool) -> None:
+    """The judges' section (their run, with no --out), or the failure of their run, raised once the scores are
+    printed."""
+    from ._judging import print_judges, run_judges
+
+    if "failure" in finish.finished:
+        raise finish.finished["failure"]
+    lines = finish.finished["lines"] if out is not None else run_judges(judging, written=False)
+    print_judges(lines, judging, path=None if out is None else out / "judges.jsonl", err=as_json)
 
 
 def score(
@@ -220,149 +382,48 @@ def score(
     Exit code 2: unreadable input or a bad policy (nothing written). Exit code 3: no conversation
     was evaluated (both files are still written, and each reason is printed with what fixes it).
     """
-    from escalation.estimators.judges import correct_text_summary, read_validation
-    from escalation.estimators.metric import score_file
-    from escalation.estimators.records import (
-        LOG_SUFFIXES,
-        InputError,
-        check_out_dir,
-        describe_file,
-        load_labels,
-        load_plan,
-        load_policy,
-        output_folder,
-        write_atomic,
-    )
+    from escalation.estimators.records import describe_file, load_labels, load_plan, load_policy
     from escalation.estimators.stats import check_choice, check_level
-
-    from ._console import SENTENCE_LIMIT, Stop, plain
 
     check_level("confidence", confidence)  # before the logs are read
     check_choice("format", format, FORMATS)
     limits = archive_limits(max_member_bytes, max_archive_bytes)
-    for path in records:  # the logs first: a missing log is the likelier mistake
-        if str(path) != "-" and not path.exists():
-            flag = " (a flag such as --json takes no value: write it alone)" \
-                if str(path).lower() in ("true", "false", "yes", "no", "1", "0") else ""
-            raise InputError(f"no such file or folder{flag}", source=str(path))
-    if figures and no_report:
-        raise InputError("--figures and --no-report cannot go together: the figures are drawn with report.html")
-    if out is not None:
-        check_out_dir(out, [*records, policy, labels, plan, validation, instructions],
-                      writes=("conversations.jsonl", "summary.json", "judges.jsonl", *report_files(SCORE_FIGURES)))
+    _check_paths(records, out, figures=figures, no_report=no_report,
+                 inputs=[policy, labels, plan, validation, instructions])
     policy_obj = load_policy(policy)
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
-    if validation is not None and mode is not Mode.text:
-        raise InputError("corrects the figures of --mode text (the tool record needs no correction): add "
-                         "--mode text, or leave --validation out", field="--validation")
-    if instructions is not None and judge_model is None:
-        raise InputError("--instructions is read by the judges: give --judge-model MODEL too")
+    _check_extras(mode, validation=validation, instructions=instructions, judge_model=judge_model)
     judging = None
     if judge_model is not None:  # checked before anything is scored or written
-        from ._judging import prepare_judges, print_judges, run_judges
+        from ._judging import prepare_judges
 
         judging = prepare_judges(records, judge_model, instructions, format=format, labels=label_obj,
                                   policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value,
                                   limits=limits)
-
     checked = None
     if validation is not None:  # read before anything is written: a bad file exits 2 with no output
+        from escalation.estimators.judges import read_validation
+
         checked = read_validation(validation, policy_obj, format=format, labels=label_obj,
                                   approval_escalation=approval_escalation, limits=limits)
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
-
     facts = {"validation": describe_file(validation), "labels": describe_file(labels), "plan": describe_file(plan),
              "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
                          "chunk_size": chunk_size}}
-
-    finished: dict[str, Any] = {}  # what finish() made: the summary as printed, the judges' lines and their failure
-
-    def finish(done) -> dict:
-        """The summary.json of the run, written once by the scoring: the summary with the mode-B correction
-        of --validation, and judges.jsonl (written first) named in its provenance."""
-        data = done.to_dict()
-        if checked is not None:
-            finished["correction"] = correct_text_summary(done, checked[0], source=str(validation),
-                                                          format=checked[1])
-            data["validation"] = finished["correction"].to_dict()
-        finished["printed"] = data
-        if judging is None:
-            return data
-        bar.stop()  # every conversation is scored: the judges' run is long, with no bar of its own
-        if collecting:  # and makes objects of its own: the collector on again
-            gc.enable()
-        try:
-            finished["lines"] = run_judges(judging, written=True)
-        except Stop as failure:  # the scores are written still; the failure is raised once they are printed
-            finished["failure"] = failure
-            return data
-        import orjson
-        assert out is not None  # score_file calls finish() only with an out_dir: --out
-        written = write_atomic(out / "judges.jsonl", chunks=(orjson.dumps(line) + b"\n" for line in finished["lines"]))
-        outputs = {**data["provenance"]["outputs"], "judges.jsonl": written}  # named by the summary.json after it
-        return {**data, "provenance": {**data["provenance"], "outputs": outputs}}
-
+    finish = _Finish(checked, validation, judging, out)
     report = None
     if out is not None and not no_report:
         from ._report import ScoreReport
         report = ScoreReport(policy_obj, mode.value, report_timelines, figures=figures)
-    size = sum(os.path.getsize(p) for p in records if p.is_file()) or None
-    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                  transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("scoring", total=size)
-        # Parsed JSON holds no reference cycles, and the cyclic collector, set off again and again by
-        # millions of new dicts, took 40% of a run through the reference reader (benchmarks/score.py):
-        # paused for the command, never inside the library.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            with output_folder(out) if out is not None else nullcontext():
-                summary, used = score_file(records, policy_obj, format=format, labels=label_obj, mode=mode.value,
-                                           confidence=confidence, rho=rho, plan=plan_df, out_dir=out,
-                                           chunk_size=chunk_size, approval_escalation=approval_escalation,
-                                           interval=interval.value, seed=seed,
-                                           progress=lambda n: bar.advance(task, n), provenance=facts,
-                                           limits=limits, report=report, finish=finish)
-            if out is not None:  # an earlier run's, which the summary just written does not name
-                written = {*(() if report is None else report.names),
-                           *(("judges.jsonl",) if "lines" in finished else ())}
-                for name in ("judges.jsonl", *report_files(SCORE_FIGURES)):
-                    if name not in written:
-                        (out / name).unlink(missing_ok=True)
-        finally:
-            if collecting:
-                gc.enable()
-    data, correction = finished.get("printed"), finished.get("correction")
-    if data is None:  # no --out: no summary.json, the same summary printed
-        data = summary.to_dict()
-        if checked is not None:
-            correction = correct_text_summary(summary, checked[0], source=str(validation), format=checked[1])
-            data["validation"] = correction.to_dict()
-    for skipped in data["provenance"]["skipped"]:
-        typer.echo(f"note: left out {plain(skipped, None)} (not a log file: a log ends in {', '.join(LOG_SUFFIXES)})",
-                   err=True)
-    notes = summary.input_warnings  # SPEC section 7: the result cannot be what the user meant
-    if as_json:
-        typer.echo(json.dumps(data, indent=2))
-    else:
-        print_summary(data, records=", ".join("standard input" if str(p) == "-" else str(p) for p in records),
-                      fmt=used, out_dir=out, apart=notes, report=() if report is None else report.names)
-        if correction is not None:
-            from ._console import console
-            from ._validation import print_validation
-            print_validation(correction, console(width=None if sys.stdout.isatty() else 100))
-    for note in notes:
-        typer.echo(f"warning: {plain(note, SENTENCE_LIMIT)}", err=True)
-    if format != "auto" and summary.tally.calls == 0 and summary.tally.with_record:
-        hint = _format_hint(records, format)
-        if hint:
-            typer.echo(plain(hint, None), err=True)
+    summary, used = _score_logs(records, policy_obj, finish, out=out, report=report, format=format,
+                                labels=label_obj, mode=mode.value, confidence=confidence, rho=rho, plan=plan_df,
+                                chunk_size=chunk_size, approval_escalation=approval_escalation,
+                                interval=interval.value, seed=seed, provenance=facts, limits=limits)
+    data, correction = _printed_summary(summary, finish)
+    _print_scores(data, summary, correction, records=records, used=used, out=out, as_json=as_json,
+                  report=() if report is None else report.names, format=format)
     if judging is not None:
-        if "failure" in finished:
-            raise finished["failure"]
-        lines = finished["lines"] if out is not None else run_judges(judging, written=False)
-        print_judges(lines, judging, path=None if out is None else out / "judges.jsonl", err=as_json)
+        _print_judges(judging, finish, out=out, as_json=as_json)
     if not summary.evaluated:
         raise typer.Exit(NOTHING_EVALUATED)
 

@@ -24,8 +24,7 @@ from ...stats import check_choice
 from .._errors import InputError
 from .._keys import UniqueKeys
 from .._labels import Labels, load_labels
-from ._inspect import conversation as inspect_sample_conversation
-from ._inspect import member_bytes
+from ._inspect import conversation as inspect_sample_conversation, member_bytes
 from ._registry import FORMATS, READERS, detect
 from ._source import ArchiveLimits, JsonLines, ReadOptions, head_document, load_document
 
