@@ -14,6 +14,7 @@ from ._files import (
     write_atomic as write_atomic,
     write_files as write_files,
 )
+from ._formats import FORMATS as FORMATS
 from ._input_notes import (
     RULES as RULES,
     Counts as Counts,
@@ -74,7 +75,6 @@ from ._vocabulary import (
     scenario_key as scenario_key,
 )
 from .readers import (
-    FORMATS as FORMATS,
     ArchiveLimits as ArchiveLimits,
     detect_format as detect_format,
     inspect_sample_conversation as inspect_sample_conversation,

@@ -129,13 +129,6 @@ def test_each_door_gives_every_public_name_from_the_module_that_defines_it(layer
         getattr(door, "not_a_name")
 
 
-def test_the_formats_of_the_command_line_are_the_readers():
-    from escalation.cli.commands.score import FORMATS, READER_FORMATS
-    from escalation.estimators.records import FORMATS as readers
-
-    assert READER_FORMATS == readers and FORMATS == ("auto", *readers)
-
-
 RECORDS = [
     {"conversation_id": "s1", "case_id": "A", "label": "ESC", "assistant_turns": 2,
      "tool_calls": [{"turn": 0, "name": "get_order"}]},

@@ -20,11 +20,10 @@ from escalation.cli.commands._archive_limits import (
     archive_limits,
 )
 from escalation.cli.commands._report import SCORE_FIGURES, TIMELINES, report_files
+from escalation.estimators.records import FORMATS as READER_FORMATS
 from escalation.estimators.stats import INTERVAL_METHODS, format_number
 
-#: The formats the readers read: :data:`escalation.estimators.records.FORMATS` (a test checks that they agree;
-#: written out here because the readers import pandas, and ``--help`` imports no numerical library).
-READER_FORMATS = ("jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench")
+#: ``--format``: detection, or the format of a reader.
 FORMATS = ("auto", *READER_FORMATS)
 
 # mypy reads the members of a functional Enum only from a literal; these come from INTERVAL_METHODS

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from .._errors import InputError
+from .._formats import FORMATS
 from . import _anthropic, _inspect, _jsonl, _openai, _openai_responses, _tau2_bench, _tau_bench
 from ._markers import record_markers
 from ._source import Document, ReadOptions
@@ -40,7 +41,8 @@ READERS: dict[str, Reader] = {
     module.NAME: Reader(module.NAME, module.EXPECTS, module.sniff, module.read)
     for module in (_inspect, _tau2_bench, _tau_bench, _jsonl, _openai_responses, _anthropic, _openai)
 }
-FORMATS = ("jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench")
+if set(FORMATS) != set(READERS):  # the formats named for --help are the readers there are
+    raise ImportError(f"FORMATS {FORMATS} and the readers {tuple(READERS)} differ")
 
 
 def _why(doc: Document) -> str:
