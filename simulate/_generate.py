@@ -387,6 +387,7 @@ def _assemble(scen, ev, profile, policy, mode, rho, seed, replicas) -> Simulated
         "language": _object(np.array(LANGUAGES, dtype=object)[cols.lang]),
         "assistant_turns": cols.T,
         "has_record": np.full(s.size, mode == RECORD),
+        "run_error": pd.Series(np.full(s.size, None, dtype=object), dtype=object),
     }, copy=False)
     calls = _calls(ev, cols.kind) if mode == RECORD else _no_calls()
     records = Records(conversations, calls, _messages(scen, ev, cols))

@@ -20,6 +20,7 @@ from ..records import (
     NOT_EVALUATED_REASONS,
     OVER_CAUSES,
     RULES,
+    SHOWN_ERRORED,
     UNDER_CAUSES,
     Counts,
     InputTally,
@@ -125,7 +126,11 @@ class SummaryAccumulator:
         self._escalation_tools = tuple(sorted(policy.escalation_tools)) if policy is not None else ()
         self._calls: int | None = None  # tool calls read, once records are given
         self._escalation_calls = self._with_record = 0
-        self._names, self._labels = Counts(), Counts()
+        self._names, self._labels, self._run_errors = Counts(), Counts(), Counts()
+        self._errored: list[str] = []  # the first run_error conversations, named in the notes
+        self._evaluated_calls: int | None = None
+        self._labelled = {ESC: 0, ACT: 0}
+        self._left_out: dict[str, dict[str, int]] = {ESC: {}, ACT: {}}
         self._rules = dict.fromkeys(RULES, 0)
 
     def add(self, results: pd.DataFrame, records=None) -> np.ndarray | None:
@@ -176,8 +181,23 @@ class SummaryAccumulator:
             if records is not None:
                 for rule, count in broken_call_rules(records, invalid).items():
                     self._rules[rule] += count
+        label = results["label"].to_numpy(object)
+        for kind in (ESC, ACT):
+            mine = label == kind
+            self._labelled[kind] += int(np.count_nonzero(mine))
+            for why, count in pd.Series(reason[mine], dtype=object).value_counts(sort=False).items():
+                self._left_out[kind][why] = self._left_out[kind].get(why, 0) + int(count)
         if records is None:
             return
+        errored = reason == "run_error"
+        if errored.any():
+            self._run_errors.add(records.conversations["run_error"][errored].value_counts())
+            room = SHOWN_ERRORED - len(self._errored)
+            if room > 0:
+                self._errored += [str(c) for c in results["conversation_id"].to_numpy(object)[errored][:room]]
+        call_conv = records.calls["conv"].to_numpy(np.int64)
+        self._evaluated_calls = (self._evaluated_calls or 0) + int(np.count_nonzero(
+            results["evaluated"].to_numpy(bool)[call_conv]))
         names = records.calls["name"].value_counts(sort=False)
         self._calls = (self._calls or 0) + int(names.sum())
         self._escalation_calls += int(names[names.index.isin(self._escalation_tools)].sum())
@@ -226,7 +246,11 @@ class SummaryAccumulator:
                              escalation_tools=self._escalation_tools, tools=self._names.most_frequent(),
                              other_tools=self._names.others, with_record=self._with_record,
                              labels=self._labels.most_frequent(), other_labels=self._labels.others,
-                             broken_rules=dict(self._rules)))
+                             broken_rules=dict(self._rules), run_errors=self._run_errors.most_frequent(),
+                             other_run_errors=self._run_errors.others, errored=tuple(self._errored),
+                             evaluated_calls=self._evaluated_calls, labelled=dict(self._labelled),
+                             left_out={k: {r: v[r] for r in NOT_EVALUATED_REASONS if r in v}
+                                       for k, v in self._left_out.items()}))
 
 
 def summarise(results: pd.DataFrame, *, confidence: float = 0.95, rho: float | None = None,

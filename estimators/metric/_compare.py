@@ -62,6 +62,7 @@ from ._paired_differences import (
     check_difference_options,
     match_scenarios,
     paired_differences,
+    set_aside_run_errors,
 )
 
 __all__ = ["Comparison", "compare_scored", "difference_warnings", "check_scored_alike", "CoverageWord", "coverage_word",
@@ -301,7 +302,7 @@ def _provenance(folders, names, options: dict) -> dict:
 def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000,
                    interval: str = DEFAULT_INTERVAL, rho: float | None = None,
                    rng: np.random.Generator | None = None, seed: int | None = None,
-                   names=None, common: bool = False) -> Comparison:
+                   names=None, common: bool = False, allow_errors: bool = False) -> Comparison:
     """Compare two ``escalation score`` outputs on the same scenarios (B minus A).
 
     Parameters
@@ -328,6 +329,10 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
     common : bool
         Compare on the scenarios both folders have, and list the others
         (:attr:`Comparison.only_in`), instead of refusing folders of different scenarios.
+    allow_errors : bool
+        Compare runs that failed in places (``run_error``): those conversations are left out
+        of both (:func:`~estimators.metric._paired_differences.set_aside_run_errors`), and the
+        notes name them. Without it such a folder is refused.
 
     Returns
     -------
@@ -339,14 +344,19 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
         Scenarios that do not match (without ``common``), or no scenario in common.
     InputError
         Missing folder or file, a bad line, a bad option, results scored differently
-        (:func:`check_scored_alike`: mode, confidence, policy), or a scenario whose label
-        differs between the folders.
+        (:func:`check_scored_alike`: mode, confidence, policy), a scenario whose label
+        differs between the folders, or (without ``allow_errors``) ``run_error`` conversations.
     """
     check_difference_options(confidence, n_boot, interval, rho)
     names = default_names(a_dir, b_dir) if names is None else _check_names(names)
     source = f"{a_dir} vs {b_dir}"
     (a, summary_a), (b, summary_b) = read_scored(a_dir), read_scored(b_dir)
     notes = check_scored_alike(summary_a, summary_b, names, source=source)
+    labels = tuple(names) if names[0] != names[1] else ("A", "B")
+    kept, set_aside = set_aside_run_errors(dict(zip(labels, (a, b))), dict(zip(labels, (str(a_dir), str(b_dir)))),
+                                           allow=allow_errors)
+    a, b = kept[labels[0]], kept[labels[1]]
+    notes = set_aside + notes
     try:
         only_in = match_scenarios(a, b, names, common=common, source=source)
     except ScenarioMismatchError as err:
@@ -362,7 +372,7 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
     rng = np.random.default_rng(seed) if rng is None else rng
     paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=interval, rho=rho, rng=rng)
     options = {"confidence": confidence, "n_boot": n_boot, "interval": interval, "rho": rho, "seed": seed,
-               "common": common, "names": list(names)}
+               "common": common, "allow_errors": allow_errors, "names": list(names)}
     return Comparison(confidence=confidence, n_boot=n_boot, interval=interval, seed=seed,
                       differences=paired.differences,
                       disagreements=_disagreements(paired.summaries, paired.cases),

@@ -53,6 +53,8 @@ from ._paired_differences import (
     check_difference_options,
     match_scenarios,
     paired_differences,
+    pairing_keys,
+    set_aside_run_errors,
 )
 from ._summary import Summary
 
@@ -269,9 +271,9 @@ class Leaderboard:
             lines.append(_row(cells))
         lines += ["", f"Ranked by pi (higher is better), ties by p_u (lower is better). Groups: {self.groups_rule}. "
                   f"Intervals: {self.interval} (SPEC section 5), as `escalation score` prints them."]
-        for kind, texts in (("note", self.notes), ("warning", self.warnings)):
-            if texts:
-                lines += ["", *(f"- {kind}: {text}" for text in texts)]
+        texts = [*self.notes, *self.warnings]  # what was left out is a warning: the figures rest on less
+        if texts:
+            lines += ["", *(f"- warning: {text}" for text in texts)]
         return "\n".join(lines) + "\n"
 
     def differences_markdown(self) -> str:
@@ -325,17 +327,9 @@ def _p(value) -> str:
 
 # ------------------------------------------------------------------ the computation
 
-def _shared_keys(frame: pd.DataFrame) -> pd.Series:
-    """The pairing key of each conversation: (case, label, replica), else its ``conversation_id``."""
-    case, label = frame["case_id"].to_numpy(object), frame["label"].to_numpy(object)
-    replica, ids = frame["replica"].to_numpy(object), frame["conversation_id"].to_numpy(object)
-    return pd.Series([(c, lab, r) if c is not None and isinstance(lab, str) else ("conversation_id", i)
-                      for c, lab, r, i in zip(case, label, replica, ids)], index=frame.index, dtype=object)
-
-
 def _shared(frames: dict[str, pd.DataFrame], sources: dict[str, str]):
     """Each frame restricted to the conversations that every frame has, and the notes on what was left out."""
-    keys = {name: _shared_keys(frame) for name, frame in frames.items()}
+    keys = {name: pairing_keys(frame) for name, frame in frames.items()}
     names = list(frames)
     common = set(keys[names[0]])
     for name in names[1:]:
@@ -405,7 +399,8 @@ def _letter_groups(summaries, order, differences) -> dict[str, dict[str, str]]:
 
 
 def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95, interval: str = DEFAULT_INTERVAL,
-                n_boot: int = 2000, seed: int = 0, sources: Mapping[str, str] | None = None) -> Leaderboard:
+                n_boot: int = 2000, seed: int = 0, sources: Mapping[str, str] | None = None,
+                allow_errors: bool = False) -> Leaderboard:
     """Rank models scored on the same scenarios, with their pairwise differences and groups.
 
     Parameters
@@ -425,6 +420,10 @@ def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95,
         (as ``compare --seed``), so a pair's differences equal ``escalation compare``'s.
     sources : mapping of str to str, optional
         Where each model's results came from (a file), named in messages; default the names.
+    allow_errors : bool
+        Rank models whose runs failed in places (``run_error``): those conversations are then
+        left out of every model (:func:`~estimators.metric._paired_differences.set_aside_run_errors`)
+        and named in :attr:`Leaderboard.notes`. Without it such a run is refused.
 
     Returns
     -------
@@ -433,8 +432,9 @@ def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95,
     Raises
     ------
     InputError
-        No model, a missing column, a bad option, logs that share no conversation, or a
-        shared conversation whose scenario or label differs between logs.
+        No model, a missing column, a bad option, logs that share no conversation, a
+        shared conversation whose scenario or label differs between logs, or (without
+        ``allow_errors``) a run with ``run_error`` conversations.
     """
     check_difference_options(confidence, n_boot, interval)
     if not scored:
@@ -445,8 +445,9 @@ def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95,
         if missing:
             raise InputError(f"the scored conversations have no column {', '.join(map(repr, missing))}",
                              source=sources[name])
-    frames = dict(scored)
+    frames, set_aside = set_aside_run_errors(dict(scored), sources, allow=allow_errors)
     shared, notes = _shared(frames, sources)
+    notes = set_aside + notes
     names = list(shared)
     for name in names[1:]:
         match_scenarios(shared[names[0]], shared[name], (sources[names[0]], sources[name]))

@@ -35,7 +35,11 @@ from ._difference_coverage import CoverageWord, _study_method, coverage_word
 from ._summary import Summary
 
 __all__ = ["MetricDifference", "PairedDifferences", "paired_differences", "match_scenarios",
-           "check_difference_options", "inverted_p_value", "P_FLOOR", "ScenarioMismatchError"]
+           "check_difference_options", "inverted_p_value", "P_FLOOR", "ScenarioMismatchError", "pairing_keys",
+           "set_aside_run_errors", "SHOWN_RUN_ERRORS"]
+
+#: ``run_error`` conversations named, per run, where they are set aside.
+SHOWN_RUN_ERRORS = 10
 
 _FIGURES = (("p_u", "under"), ("p_o", "over"), ("pi", "paired"))  # each metric and its Summary field
 
@@ -156,6 +160,66 @@ class ScenarioMismatchError(InputError):
     def __init__(self, message: str, *, only_in: dict, shared: int, base: str, source: str | None = None):
         super().__init__(message, source=source)
         self.only_in, self.shared, self.base = only_in, shared, base
+
+
+def pairing_keys(frame: pd.DataFrame) -> pd.Series:
+    """The key that pairs a conversation across runs: (case, label, replica), else its ``conversation_id``."""
+    case, label = frame["case_id"].to_numpy(object), frame["label"].to_numpy(object)
+    replica, ids = frame["replica"].to_numpy(object), frame["conversation_id"].to_numpy(object)
+    return pd.Series([(c, lab, r) if c is not None and isinstance(lab, str) else ("conversation_id", i)
+                      for c, lab, r, i in zip(case, label, replica, ids)], index=frame.index, dtype=object)
+
+
+def set_aside_run_errors(frames: dict, sources: dict, *, allow: bool) -> tuple[dict, list[str]]:
+    """Runs whose harness recorded failures (``run_error``, SPEC section 3), refused or set aside.
+
+    A crashed run is not a model's behaviour: without ``allow`` (``--allow-errors``) the first run
+    with a ``run_error`` conversation is refused. With it, every conversation that failed in *any*
+    run is left out of *every* run (by :func:`pairing_keys`), so the models are still compared on
+    the same conversations, and the warnings name the failed ones.
+
+    Parameters
+    ----------
+    frames : dict of str to DataFrame
+        Each run's scored conversations (with ``reason``), by name.
+    sources : dict of str to str
+        Where each came from, for the messages.
+    allow : bool
+        Set the failed conversations aside instead of refusing the run.
+
+    Returns
+    -------
+    (dict, list of str)
+        The frames without the failed conversations, and the warnings (none when nothing failed).
+    """
+    errored = {name: frame["reason"].to_numpy(object) == "run_error" for name, frame in frames.items()}
+    failed = {name: mask for name, mask in errored.items() if mask.any()}
+    if not failed:
+        return dict(frames), []
+    if not allow:
+        name, mask = next(iter(failed.items()))
+        raise InputError(f"{int(mask.sum())} of {len(mask)} conversations are run_error: the harness recorded that "
+                         "the run failed, so they are not the model's behaviour; rerun them, or give --allow-errors "
+                         "to compare the models on the conversations that every run completed", source=sources[name])
+    left_out: set = set()
+    for name, mask in failed.items():
+        left_out.update(pairing_keys(frames[name])[mask])
+    kept, warnings = {}, []
+    for name, frame in frames.items():
+        drop = pairing_keys(frame).isin(left_out).to_numpy(bool)
+        if drop.all():
+            raise InputError("every conversation of this run failed in some run (run_error): nothing is left to "
+                             "compare; rerun the failed runs", source=sources[name])
+        kept[name] = frame.loc[~drop].reset_index(drop=True)
+        if name in failed:
+            ids = [str(i) for i in frame["conversation_id"].to_numpy(object)[failed[name]]]
+            more = f" and {len(ids) - SHOWN_RUN_ERRORS} more" if len(ids) > SHOWN_RUN_ERRORS else ""
+            warnings.append(f"{name}: {len(ids)} of {len(frame)} conversations failed in the run (run_error): "
+                            f"{', '.join(ids[:SHOWN_RUN_ERRORS])}{more} ({sources[name]})")
+    warnings.append(f"--allow-errors: the {len(left_out)} conversation{'' if len(left_out) == 1 else 's'} that "
+                    "failed in some run are left out of every run, so each model's figures rest on fewer "
+                    "conversations than `escalation score` on its log alone")
+    return kept, warnings
 
 
 def match_scenarios(a: pd.DataFrame, b: pd.DataFrame, names, *, common: bool = False,

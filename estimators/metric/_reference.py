@@ -28,10 +28,14 @@ def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str
     if mode == TEXT:
         if not any(m["role"] == "assistant" and m["text"].strip() for m in conv["messages"]):
             return "no_text"
+        if conv.get("run_error") is not None:
+            return "run_error"
         return "invalid_record" if bad_turns else None
     calls = conv["tool_calls"]
     if calls is None:
         return "no_record"
+    if conv.get("run_error") is not None:  # the harness says the run failed: the record is cut short
+        return "run_error"
     if bad_turns:
         return "invalid_record"
     previous = 0

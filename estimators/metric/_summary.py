@@ -14,7 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..records import RECORD, InputTally, escalation_call_note, labels_note, nothing_evaluated_notes, reason_fix
+from ..records import (
+    RECORD,
+    InputTally,
+    escalation_call_note,
+    labels_note,
+    left_out_notes,
+    no_call_note,
+    nothing_evaluated_notes,
+    reason_fix,
+)
 from ..stats import (
     DEFAULT_INTERVAL,
     ConfidenceInterval,
@@ -233,9 +242,28 @@ class Summary:
         notes = [note] if (note := labels_note(self.tally, self.conversations)) is not None else []
         if not self.evaluated:
             notes += nothing_evaluated_notes(self.conversations, self.not_evaluated.reasons, self.tally, self.mode)
-        if self.mode == RECORD and (note := escalation_call_note(self.tally)) is not None:
-            notes.append(note)
+        elif self.no_calls_evaluated:
+            notes.append(no_call_note(self.tally, self.evaluated))
+        if self.evaluated:
+            notes += left_out_notes(self.tally)
+        crashed = not self.evaluated and set(self.not_evaluated.reasons) == {"run_error"}  # its own note says why
+        if self.mode == RECORD and not (self.no_calls_evaluated or crashed):
+            notes += [note] if (note := escalation_call_note(self.tally)) else []
         return notes
+
+    @property
+    def no_calls_evaluated(self) -> bool:
+        """In record mode, whether the evaluated conversations hold no tool call at all: then every ESC
+        conversation is ``no_handoff`` by construction, and ``score`` exits 3 (SPEC section 7, decision
+        of 2026-12-04)."""
+        return (self.mode == RECORD and self.evaluated > 0 and self.tally.evaluated_calls is not None
+                and self.tally.evaluated_calls == 0)
+
+    @property
+    def scored(self) -> bool:
+        """Whether the figures can be what the user meant: some conversation is evaluated and, in record
+        mode, the evaluated ones hold a tool call (SPEC section 7: otherwise ``score`` exits 3)."""
+        return self.evaluated > 0 and not self.no_calls_evaluated
 
     @property
     def not_evaluated_fixes(self) -> dict[str, str]:

@@ -256,7 +256,8 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     invalid = invalid | (turns < 1)
 
     # codes into small tables of names: cheaper than arrays of strings
-    reason_code = np.select([no_label, ~(is_esc | is_act), missing, invalid], [1, 2, 3, 4], default=0)
+    run_error = conv["run_error"].notna().to_numpy(bool)
+    reason_code = np.select([no_label, ~(is_esc | is_act), missing, run_error, invalid], [1, 2, 3, 4, 5], default=0)
     evaluated = reason_code == 0
     escalated = k_e >= 0
     acted_first = (k_a >= 0) & (~escalated | (k_a < k_e))
@@ -267,7 +268,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
                     np.where(escalated, t_e, np.where(t_q >= 0, t_q, last)))
     cause_code = np.select([is_esc & u & ~escalated, is_esc & u, is_act & escalated, is_act & o], [1, 2, 3, 4],
                            default=0) * evaluated
-    reasons = np.array([None, "no_label", "invalid_label", reason_missing, "invalid_record"], dtype=object)
+    reasons = np.array([None, "no_label", "invalid_label", reason_missing, "run_error", "invalid_record"], dtype=object)
     causes = np.array((None, *UNDER_CAUSES, *OVER_CAUSES), dtype=object)
     out = pd.DataFrame({
         "conversation_id": _object_column(conv["conversation_id"].to_numpy(object)),

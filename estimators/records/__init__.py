@@ -25,8 +25,9 @@ check_policy, PolicyCheck, turn_ranges
 Records and readers (SPEC sections 1, 6 and 7)
 ==============================================
 Records                          conversations, calls and messages as columns
-normalise_conversation, call_name, is_turn
-                                 one canonical record, validated; a call's name; a valid turn
+normalise_conversation, call_name, is_turn, run_error_text
+                                 one canonical record, validated; a call's name; a valid turn; the
+                                 message of a run that failed
 iter_records                     canonical JSONL in chunks of Records, through Arrow where it can
 read_jsonl, iter_jsonl           the reference reader: whole, or in chunks of ``(line, conversation)``
 check_unique_keys, UniqueKeys, key_hashes
@@ -39,7 +40,7 @@ Labels, load_labels, load_plan, PlannedConversations
                                  labels and planned scenarios for logs that carry none
 log_inputs, describe_file, LOG_SUFFIXES   the logs of a command line (files, folders, -) and their provenance
 InputTally, Counts, RULES, broken_call_rules, escalation_call_note, handoff_word, labels_note,
-nothing_evaluated_notes, reason_fix
+nothing_evaluated_notes, reason_fix, no_call_note, left_out_notes, LEFT_OUT_SHARE, SHOWN_ERRORED
                                  what was read, and the notes that explain it to a person
 
 Output files (SPEC section 7)

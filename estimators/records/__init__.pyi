@@ -16,13 +16,17 @@ from ._files import (
 )
 from ._formats import FORMATS as FORMATS
 from ._input_notes import (
+    LEFT_OUT_SHARE as LEFT_OUT_SHARE,
     RULES as RULES,
+    SHOWN_ERRORED as SHOWN_ERRORED,
     Counts as Counts,
     InputTally as InputTally,
     broken_call_rules as broken_call_rules,
     escalation_call_note as escalation_call_note,
     handoff_word as handoff_word,
     labels_note as labels_note,
+    left_out_notes as left_out_notes,
+    no_call_note as no_call_note,
     nothing_evaluated_notes as nothing_evaluated_notes,
     reason_fix as reason_fix,
 )
@@ -47,6 +51,7 @@ from ._records import (
     iter_jsonl as iter_jsonl,
     normalise_conversation as normalise_conversation,
     read_jsonl as read_jsonl,
+    run_error_text as run_error_text,
 )
 from ._scored import read_scored as read_scored
 from ._tool_usage import (

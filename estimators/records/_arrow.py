@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ._keys import coded_key_hashes
-from ._records import BOM, COLUMN_INT_LIMIT, Records, iter_jsonl
+from ._records import BOM, COLUMN_INT_LIMIT, Records, iter_jsonl, run_error_text
 from ._vocabulary import MAX_TURNS, normalise_labels
 
 __all__ = ["FastPathUnavailable", "iter_records"]
@@ -44,12 +44,21 @@ def _schema():
     return pa.schema([("conversation_id", pa.string()), ("case_id", pa.string()), ("scenario_id", pa.string()),
                       ("replica", pa.int64()), ("label", pa.string()), ("language", pa.string()),
                       ("assistant_turns", pa.int64()), ("tool_calls", pa.list_(call)),
-                      ("messages", pa.list_(pa.struct([("turn", pa.int64())])))])
+                      ("messages", pa.list_(pa.struct([("turn", pa.int64())]))),
+                      ("run_error", pa.string())])
 
 
 def _strings(array) -> np.ndarray:
     """Arrow strings as an object array with None for null."""
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _run_errors(array) -> np.ndarray:
+    """The ``run_error`` column as the reference reader keeps it (:func:`~estimators.records._records.run_error_text`):
+    None where the run completed (null or ``""``), else the message, cut to its limit: one look-up a
+    distinct value."""
+    values, codes = _coded_strings(array)
+    return np.array([run_error_text(v) for v in values], dtype=object)[codes]
 
 
 def _coded_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:
@@ -231,6 +240,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
         "language": pd.Series(language, dtype=object),
         "assistant_turns": turns.astype(np.int64),
         "has_record": has_record.astype(bool),
+        "run_error": pd.Series(_run_errors(col("run_error")), dtype=object),
     })
     call_frame = pd.DataFrame({
         "conv": call_conv,

@@ -17,7 +17,8 @@ import pandas as pd
 from ._vocabulary import MAX_TURNS, RECORD
 
 __all__ = ["InputTally", "Counts", "broken_call_rules", "nothing_evaluated_notes", "escalation_call_note",
-           "labels_note", "HANDOFF_WORDS", "handoff_word", "RULES", "reason_fix"]
+           "labels_note", "HANDOFF_WORDS", "handoff_word", "RULES", "reason_fix", "no_call_note", "left_out_notes",
+           "LEFT_OUT_SHARE", "SHOWN_ERRORED"]
 
 #: Parts of a tool name that suggest a hand-off to a person (matched case-insensitively).
 HANDOFF_WORDS = ("transfer", "human", "handoff", "hand_off", "escalat", "supervisor", "agent")
@@ -25,6 +26,8 @@ HANDOFF_WORDS = ("transfer", "human", "handoff", "hand_off", "escalat", "supervi
 MAX_DISTINCT = 1000
 _SHOWN_TOOLS = 10
 _SHOWN_LABELS = 5
+#: ``run_error`` conversations named in the notes.
+SHOWN_ERRORED = 3
 
 #: The rules of SPEC section 3 that make a conversation ``invalid_record``, as a newcomer reads them.
 RULES = {"no_name": "a call with no name",
@@ -99,6 +102,17 @@ class InputTally:
     unmatched_labels : dict or None
         When a labels file labelled none of the conversations: a few of its keys and of the
         log's ids (:meth:`~estimators.records._labels.Labels.unmatched`); else None.
+    run_errors : dict
+        The harness's message to the number of ``run_error`` conversations that carry it, most
+        frequent first; ``other_run_errors`` counts those beyond them.
+    errored : tuple of str
+        The first ``run_error`` conversations (at most :data:`SHOWN_ERRORED`), in input order.
+    evaluated_calls : int or None
+        Tool calls of the evaluated conversations (None when the calls were not counted).
+    labelled : dict
+        ``ESC`` and ``ACT`` to the number of conversations with that label.
+    left_out : dict
+        ``ESC`` and ``ACT`` to ``{reason: count}``: their conversations that are not evaluated.
     """
 
     calls: int | None = None
@@ -111,6 +125,12 @@ class InputTally:
     other_labels: int = 0
     broken_rules: dict = field(default_factory=dict)
     unmatched_labels: dict | None = None
+    run_errors: dict = field(default_factory=dict)
+    other_run_errors: int = 0
+    errored: tuple = ()
+    evaluated_calls: int | None = None
+    labelled: dict = field(default_factory=dict)
+    left_out: dict = field(default_factory=dict)
 
 
 def broken_call_rules(records, invalid: np.ndarray) -> dict:
@@ -144,6 +164,10 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _cut(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
 def _listed(counts: dict, shown: int, others: int) -> str:
     """``'yes' 3, 'no' 2 ...``: the first ``shown`` values of ``counts`` with their counts, and ``...``
     when some are left out (more values, or ``others`` beyond those counted)."""
@@ -165,6 +189,12 @@ def reason_fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
     if reason == "no_record":
         return ("the log has no tool record (tool_calls); --mode text scores the assistant's text instead "
                 "(p_u is then a lower bound; --validation corrects it), or check --format")
+    if reason == "run_error":
+        said = "; ".join(f"{n} x {_cut(message)}" for message, n in list(tally.run_errors.items())[:2])
+        more = "; ..." if len(tally.run_errors) > 2 or tally.other_run_errors else ""
+        return (f"the harness recorded that these runs failed, so their records are cut short and are not the "
+                f"assistant's behaviour ({said}{more}; first {', '.join(tally.errored)}); rerun them (inspect_ai: "
+                "inspect eval-retry LOG) and score the new log")
     if reason == "no_text":
         return ("no assistant text was read, so --mode text has nothing to judge; check --format, or score "
                 "the tool record (--mode record)")
@@ -217,6 +247,35 @@ def labels_note(tally: InputTally, conversations: int) -> str | None:
 def _ids(found: dict) -> str:
     """``conversation_id 'a', 'b' and case_id 'k'``: ids by field."""
     return " and ".join(f"{field} {', '.join(map(repr, values))}" for field, values in found.items())
+
+
+def no_call_note(tally: InputTally, evaluated: int) -> str | None:
+    """In record mode, the note on ``evaluated`` conversations that hold no tool call at all (SPEC
+    section 7, decision of 2026-12-04: the run exits 3); else None."""
+    if not evaluated or tally.evaluated_calls is None or tally.evaluated_calls:
+        return None
+    return (f"the {_plural(evaluated, 'evaluated conversation')} {'holds' if evaluated == 1 else 'hold'} no tool "
+            "call at all, so every ESC conversation is no_handoff by construction and the figures say nothing of "
+            "the assistant; the usual causes are a wrong --format (try --format auto) or a log without a tool "
+            "record (score its text with --mode text)")
+
+
+#: Above this share of a label's conversations not evaluated, the summary warns (SPEC section 7).
+LEFT_OUT_SHARE = 0.05
+
+
+def left_out_notes(tally: InputTally) -> list[str]:
+    """One note per label whose conversations are more than :data:`LEFT_OUT_SHARE` not evaluated
+    (any reason but ``no_label``), with the reasons (SPEC section 7, decision of 2026-12-04)."""
+    notes = []
+    for label, reasons in tally.left_out.items():
+        total, left = tally.labelled.get(label, 0), sum(reasons.values())
+        if total and left / total > LEFT_OUT_SHARE:
+            why = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
+            notes.append(f"{label}: {left} of {_plural(total, 'conversation')} ({left / total:.0%}) are not "
+                         f"evaluated ({why}): the rates describe only the evaluated ones, and what is left out "
+                         "can bias them")
+    return notes
 
 
 def escalation_call_note(tally: InputTally) -> str | None:

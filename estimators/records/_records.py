@@ -9,7 +9,9 @@ text ``<JSON array>`` or ``<JSON object>``, which any output can hold); ``langua
 ``assistant_turns`` int T, or None when T (given, or derived from the turns) is not an integer in
 1 .. :data:`~estimators.records._vocabulary.MAX_TURNS`;
 ``tool_calls`` list of calls or None (no record); ``messages`` list of
-``{"turn", "role", "text"}``; ``metadata`` dict (unknown keys are kept there).
+``{"turn", "role", "text"}``; ``run_error`` str or None: what the harness recorded when the run
+failed (:func:`run_error_text`; the conversation is then not evaluated, SPEC section 3);
+``metadata`` dict (unknown keys are kept there).
 
 A call is the record's own object (``name``, ``turn``, ``arguments``, ``covers``...), kept as
 given; the scorers validate ``name`` and ``turn``, and a call that is not an object becomes
@@ -21,7 +23,8 @@ scorer and the simulator share:
 
 ``conversations`` (one row per conversation, in input order)
     conversation_id, case_id, scenario_id, replica, label, language,
-    assistant_turns (int64, -1 when invalid), has_record (bool)
+    assistant_turns (int64, -1 when invalid), has_record (bool), run_error (object: the
+    harness's message, or None)
 ``calls`` (one row per call, ordered by conversation then record order)
     conv (int64 row of ``conversations``), turn (int64, -1 when missing or not an
     integer), name (object, None when missing or not a string; or a Categorical of the
@@ -47,10 +50,13 @@ from ._keys import UniqueKeys
 from ._vocabulary import MAX_TURNS, normalise_label, scenario_key
 
 __all__ = ["Records", "call_name", "normalise_conversation", "iter_jsonl", "read_jsonl", "is_turn", "BOM",
-           "refuse_compressed"]
+           "refuse_compressed", "run_error_text", "RUN_ERROR_LIMIT"]
 
 _KNOWN = {"conversation_id", "case_id", "scenario_id", "replica", "label", "language",
-          "assistant_turns", "tool_calls", "messages", "metadata"}
+          "assistant_turns", "tool_calls", "messages", "metadata", "run_error"}
+
+#: Characters of a harness's error message that a record keeps (a traceback can run to megabytes).
+RUN_ERROR_LIMIT = 500
 
 
 def is_turn(value) -> TypeGuard[int]:
@@ -71,6 +77,25 @@ def call_name(call: dict):
     """A call's tool name, or None when it has none (not a non-empty string)."""
     name = call.get("name")
     return name if name.__class__ is str and name else None
+
+
+def run_error_text(value) -> str | None:
+    """What a record's ``run_error`` says, or None when the run did not fail.
+
+    The canonical field (SPEC section 3, ``run_error``; section 6 keeps unknown fields, and this
+    one is the project's): null, absent, ``false`` or ``""`` mean the run completed; a string is
+    the harness's message; ``true`` or any other value says the run failed without a message
+    (``"the run failed"``, or the value's JSON). The text is cut to :data:`RUN_ERROR_LIMIT` characters.
+    """
+    if value is None or value is False or value == "":
+        return None
+    if value.__class__ is str:
+        text = value
+    elif value is True:
+        text = "the run failed"
+    else:
+        text = orjson.dumps(value, default=str).decode() if isinstance(value, dict | list) else str(value)
+    return text if len(text) <= RUN_ERROR_LIMIT else text[:RUN_ERROR_LIMIT - 1] + "\u2026"
 
 
 def _normalise_message(message) -> dict | None:
@@ -160,6 +185,7 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
         "assistant_turns": turns,
         "tool_calls": calls,
         "messages": messages,
+        "run_error": run_error_text(get("run_error")),
         "metadata": metadata,
     }
 
@@ -321,6 +347,7 @@ class Records:
             "language": obj("language"),
             "assistant_turns": _int_column(columns["assistant_turns"]),
             "has_record": np.fromiter((r is not None for r in records), dtype=bool, count=len(records)),
+            "run_error": pd.Series([c.get("run_error") for c in conversations], dtype=object),
         })
         lists = [calls or () for calls in records]
         counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))

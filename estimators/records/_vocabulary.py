@@ -84,7 +84,7 @@ OVER_CAUSES = ("unneeded_handoff", "unneeded_approval_request")
 BASE_CAUSES = ("no_handoff", "unneeded_handoff")
 """The causes the base metric counts (SPEC section 5): no order of events, no approval requests."""
 
-NOT_EVALUATED_REASONS = ("no_label", "invalid_label", "no_record", "no_text", "invalid_record", "missing")
+NOT_EVALUATED_REASONS = ("no_label", "invalid_label", "no_record", "no_text", "run_error", "invalid_record", "missing")
 """Why a conversation is in no denominator (SPEC sections 3, 4 and 7), in the order they are reported."""
 
 MAX_TURNS = 100_000

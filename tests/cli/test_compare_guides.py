@@ -413,7 +413,7 @@ def test_compare_json_records_its_provenance(world, tmp_path, monkeypatch, capsy
     assert provenance["escalation"] == escalation.__version__
     assert datetime.fromisoformat(provenance["created"].replace("Z", "+00:00")).tzinfo is not None
     assert provenance["options"] == {"confidence": 0.95, "n_boot": 150, "interval": "wilson-kish-t", "rho": 0.2,
-                                     "seed": 4, "common": False, "names": ["careful", "silent"]}
+                                     "seed": 4, "common": False, "allow_errors": False, "names": ["careful", "silent"]}
     for entry, name in zip(provenance["folders"], ("careful", "silent")):
         assert entry["name"] == name and entry["path"] == str(scored[name])
         for file in ("summary.json", "conversations.jsonl"):

@@ -275,7 +275,7 @@ def test_partly_shared_scenarios_are_compared_on_the_common_ones(tmp_path):
     wide = frames["wide"]
     common = wide[wide["case_id"].isin(frames["narrow"]["case_id"])].reset_index(drop=True)
     assert next(s for s in result.standings if s.model == "wide").summary.to_dict() == summarise(common).to_dict()
-    assert "- note: the logs hold different scenarios" in result.to_markdown()
+    assert "- warning: the logs hold different scenarios" in result.to_markdown()
 
 
 def test_one_model_and_bad_options(runs):

@@ -126,12 +126,13 @@ def test_a_chat_log_read_with_the_wrong_format_exits_3_and_points_to_mode_text(m
     assert (tmp_path / "out" / "conversations.jsonl").is_file() and (tmp_path / "out" / "summary.json").is_file()
 
 
-def test_a_log_with_no_tool_call_is_said_on_stderr_and_exits_0(monkeypatch, capsys, tmp_path):
+def test_a_log_whose_evaluated_conversations_hold_no_tool_call_exits_3(monkeypatch, capsys, tmp_path):
+    # SPEC section 7 (decision of 2026-12-04): every ESC conversation would be no_handoff, p_u = 1
     code, stdout, stderr, out = _score(monkeypatch, capsys, tmp_path, _paired(12, (), ()))
-    note = ("no tool call was read in the 24 conversations with a tool record, so no call of an escalation tool "
-            "(transfer_to_human) either; a log where nothing escalates is possible, but a wrong --format or a "
-            "wrong policy is the usual cause")
-    assert code == 0
+    note = ("the 24 evaluated conversations hold no tool call at all, so every ESC conversation is no_handoff by "
+            "construction and the figures say nothing of the assistant; the usual causes are a wrong --format (try "
+            "--format auto) or a log without a tool record (score its text with --mode text)")
+    assert code == 3
     assert stderr == f"warning: {note}\n"
     assert note not in stdout
     assert json.loads((out / "summary.json").read_text())["warnings"][0] == note

@@ -43,6 +43,8 @@ def conversations(draw, i):
         obj["assistant_turns"] = draw(st.integers(0, 5))
     if draw(st.integers(0, 5)):
         obj["tool_calls"] = draw(st.lists(calls, max_size=6))
+    if not draw(st.integers(0, 6)):  # a run the harness recorded as failed: run_error (SPEC section 3)
+        obj["run_error"] = draw(st.sampled_from(["the model's service failed", True, {"message": "x"}]))
     obj["messages"] = [{"turn": draw(st.integers(0, 4)), "role": draw(st.sampled_from(["assistant", "user"])),
                         "text": draw(st.sampled_from(TEXTS))} for _ in range(draw(st.integers(0, 3)))]
     return normalise_conversation(obj)

@@ -24,6 +24,7 @@ record = st.fixed_dictionaries({}, optional={
     "tool_calls": st.one_of(st.none(), st.lists(call, max_size=5), st.just("x"), st.lists(st.integers(), max_size=1)),
     "messages": st.one_of(st.lists(st.fixed_dictionaries({"turn": st.integers(-1, 5)}), max_size=2),
                           st.lists(st.fixed_dictionaries({"role": st.just("user")}), max_size=1)),
+    "run_error": st.one_of(st.none(), st.sampled_from(["", "ConnectionError('down')", "x" * 600]), st.booleans()),
     "extra": st.integers(),
 })
 

@@ -217,7 +217,8 @@ def test_an_inspect_log_label_in_metadata_or_target_is_read(tmp_path):
 def test_a_labels_file_with_lowercase_values(tmp_path, suffix):
     records = tmp_path / "records.jsonl"
     records.write_text("".join(json.dumps({"conversation_id": cid, "case_id": case, "tool_calls": calls}) + "\n"
-                               for cid, case, calls in (("x", "A", []), ("y", "A", []), ("z", "B", []))))
+                               for cid, case, calls in (("x", "A", [{"name": "lookup", "turn": 0}]), ("y", "A", []),
+                                                        ("z", "B", []))))
     labels = tmp_path / f"labels{suffix}"
     if suffix == ".csv":
         labels.write_text("conversation_id,case_id,label\nx,,esc\ny,, Act \n,B,maybe\n")

@@ -205,6 +205,9 @@ def compare(
                                       "(Newcombe's then has wilson-kish limits). Both are printed."),
     rho: Optional[float] = typer.Option(None, "--rho", metavar="RHO", help="Fix rho, between 0 and 1, for the "
                                         "Wilson-Kish limits (default: estimated)."),
+    allow_errors: bool = typer.Option(False, "--allow-errors", help="Compare runs in which the harness recorded "
+                                      "failures (run_error): the failed conversations are left out of both and "
+                                      "named. Without it, such a folder is refused."),
     top: int = typer.Option(10, "--top", metavar="N", help="Disagreeing scenarios to print."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for compare.json, "
                                        "differences.csv and disagreements.csv, and report.html."),
@@ -225,7 +228,7 @@ def compare(
                                                    *report_files(COMPARE_FIGURES)))
     try:
         result = compare_scored(a_dir, b_dir, confidence=confidence, n_boot=n_boot, interval=interval.value,
-                                rho=rho, seed=seed, names=_names(names), common=common)
+                                rho=rho, seed=seed, names=_names(names), common=common, allow_errors=allow_errors)
     except ScenarioMismatchError as err:
         if not err.shared:
             raise

@@ -17,7 +17,7 @@ from escalation.cli.commands._archive_limits import (
     MaxMemberBytes,
     archive_limits,
 )
-from escalation.cli.commands._console import SENTENCE_LIMIT, console as plain_console, json_text, plain, warning_line
+from escalation.cli.commands._console import console as plain_console, json_text, plain, warning_line
 from escalation.cli.commands.score import FORMATS, INTERVAL_HELP, Interval
 from escalation.estimators.stats import format_number
 
@@ -117,9 +117,7 @@ def print_leaderboard(data: dict, *, out: Path) -> None:
         apart = [f"{plain(d['a'])} vs {plain(d['b'])} ({d['difference']:+.3f})" for d in data["differences"]
                  if d["metric"] == figure and d["verdict"] == "different"]
         console.print(f"{figure}: different (Holm, {1 - data['confidence']:.0%}): {', '.join(apart) or 'none'}")
-    for note in data["notes"]:
-        console.print(f"note: {plain(note, SENTENCE_LIMIT)}")
-    for warning in data["warnings"]:
+    for warning in [*data["notes"], *data["warnings"]]:  # what was left out is a warning: the figures rest on less
         console.print(warning_line(warning))
     console.print(f"wrote {plain(out / 'leaderboard.csv', None)}, leaderboard.md, differences.csv, differences.md, "
                   "leaderboard.png and leaderboard.pdf")
@@ -144,6 +142,10 @@ def leaderboard(
                                       "combines; a bootstrap method chooses the paired cluster bootstrap."),
     seed: int = typer.Option(0, "--seed", metavar="SEED", help="Seed (>= 0) of the bootstrap resamples (each "
                              "model's and each pair's)."),
+    allow_errors: bool = typer.Option(False, "--allow-errors", help="Rank runs in which the harness recorded "
+                                      "failures (run_error: an inspect_ai sample with an error): the failed "
+                                      "conversations are left out of every model and named. Without it, such a "
+                                      "log is refused."),
     as_json: bool = typer.Option(False, "--json", help="Print the leaderboard as one JSON object instead of "
                                  "the table."),
     max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
@@ -174,7 +176,7 @@ def leaderboard(
                        out_dir=folder, limits=limits)
             scored[name] = read_scored(folder)[0]
     board = rank(scored, confidence=confidence, interval=interval.value, seed=seed,
-                 sources={name: str(log) for name, log in zip(model_names, logs)})
+                 sources={name: str(log) for name, log in zip(model_names, logs)}, allow_errors=allow_errors)
     data = board.to_dict()
     files = {"leaderboard.csv": board.to_frame().to_csv(index=False), "leaderboard.md": board.to_markdown(),
              "differences.csv": board.differences_frame().to_csv(index=False),

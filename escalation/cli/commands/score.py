@@ -60,7 +60,8 @@ VALIDATION_HELP = ("With --mode text: a log of conversations that have both the 
                    "to summary.json under \"validation\". pi is not corrected.")
 
 
-#: Exit code of a run where no conversation is evaluated (SPEC section 7): both files are still written.
+#: Exit code of a run where no conversation is evaluated, or whose evaluated conversations hold no tool call in
+#: record mode (SPEC section 7): both files are still written.
 NOTHING_EVALUATED = 3
 
 
@@ -379,7 +380,8 @@ def score(
     --instructions rules.txt
 
     Exit code 2: unreadable input or a bad policy (nothing written). Exit code 3: no conversation
-    was evaluated (both files are still written, and each reason is printed with what fixes it).
+    was evaluated, or (mode record) the evaluated ones hold no tool call at all, as with a wrong --format
+    (both files are still written, and each reason is printed with what fixes it).
     """
     from escalation.estimators.records import describe_file, load_labels, load_plan, load_policy
     from escalation.estimators.stats import check_choice, check_level
@@ -423,7 +425,7 @@ def score(
                   report=() if report is None else report.names, format=format)
     if judging is not None:
         _print_judges(judging, finish, out=out, as_json=as_json)
-    if not summary.evaluated:
+    if not summary.scored:
         raise typer.Exit(NOTHING_EVALUATED)
 
 

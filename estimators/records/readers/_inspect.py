@@ -25,6 +25,11 @@ One conversation per sample and epoch:
 - the label is the sample's ``metadata["label"]``, else its ``target`` when that reads as
   ``"ESC"`` or ``"ACT"`` (a task built for this metric puts the label there), both read as
   :func:`~estimators.records._vocabulary.normalise_label` reads a label (``"esc"`` is ``"ESC"``);
+- a sample with an ``error`` (inspect_ai's ``EvalError``: the model's service failed, the sandbox
+  crashed...) is ``run_error`` with the error's message (SPEC section 3): its record was cut short
+  by the harness and is not the assistant's behaviour. A log whose status is ``error`` keeps the
+  samples that ran to their end; those are scored. A sample that hit a limit (messages, tokens,
+  time) has no ``error``: the limit is part of the task, and its record is scored;
 - ``messages`` is read as :mod:`~estimators.records.readers._openai` reads a chat: assistant
   ``tool_calls`` (``{"id", "function", "arguments"}``) are the record, ``tool`` messages and
   user messages that carry a ``tool_call_id`` are tool results, ``reasoning`` content is
@@ -224,6 +229,12 @@ def _events(events):
             stack.pop()
 
 
+def _error_message(error) -> str:
+    """The message of a sample's ``error`` (an ``EvalError`` object), or what stands for it."""
+    message = error.get("message") if isinstance(error, dict) else error
+    return message if isinstance(message, str) and message else "the sample errored (inspect_ai recorded no message)"
+
+
 def _label(sample: dict):
     metadata = sample.get("metadata")
     if isinstance(metadata, dict) and "label" in metadata:
@@ -267,6 +278,8 @@ def conversation(sample: dict, escalate_as: str | None, *, task: str | None = No
         **{key: metadata[key] for key in _RECORD_KEYS if key in metadata},
         "metadata": {**{k: v for k, v in metadata.items() if k not in (*_RECORD_KEYS, "label")}, "epoch": epoch},
     }
+    if sample.get("error") is not None:
+        record["run_error"] = _error_message(sample["error"])
     messages = sample.get("messages")
     if messages is None:
         return chat_record(record, {"tool_calls": None, "messages": []})

@@ -27,6 +27,13 @@ folder of one JSON file each; give the file, the folder, or that ``results.json`
 - A full-duplex (voice) simulation stored only as ``ticks`` has no message list to read
   and is kept without a record (``no_record``).
 - ``metadata`` keeps ``reward``, ``simulation_id`` and ``termination_reason``.
+- A simulation ended by a failure of the run, not of the assistant (``termination_reason`` one of
+  :data:`RUN_ERRORS`: tau2-bench's ``agent_error``, ``user_error``, ``infrastructure_error``,
+  ``unexpected_error`` and ``context_window_exceeded``) is ``run_error`` (SPEC section 3).
+  tau2-bench itself leaves ``infrastructure_error`` and ``context_window_exceeded`` out of its
+  denominators; an agent or user simulator that raised did not finish the conversation either.
+  ``max_steps``, ``timeout`` and ``too_many_errors`` are limits of the task that the assistant
+  reached: those records are scored.
 - :func:`tool_annotations` gives the assistant's tools that the gold actions name, with the
   ``tool_type`` (``read``, ``write``, ``think``, ``generic``: tau2-bench's ``ToolType``) that
   each simulation's ``reward_info.action_checks`` gives them (``escalation policy init``).
@@ -46,7 +53,11 @@ from ._openai import add_messages
 from ._source import Document, ReadOptions
 from ._tau_bench import gold_label
 
-__all__ = ["NAME", "EXPECTS", "sniff", "read", "tool_annotations"]
+__all__ = ["NAME", "EXPECTS", "sniff", "read", "tool_annotations", "RUN_ERRORS"]
+
+#: tau2-bench's ``TerminationReason`` values that end a run by a failure of the harness (``run_error``).
+RUN_ERRORS = frozenset({"agent_error", "user_error", "infrastructure_error", "unexpected_error",
+                        "context_window_exceeded"})
 
 NAME = "tau2-bench"
 EXPECTS = "a tau2-bench results JSON {info, tasks, simulations} or its results folder"
@@ -161,6 +172,9 @@ def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]
             "metadata": {"reward": reward_info.get("reward") if isinstance(reward_info, dict) else None,
                          "simulation_id": sim.get("id"), "termination_reason": sim.get("termination_reason")},
         }
+        reason = sim.get("termination_reason")
+        if isinstance(reason, str) and reason in RUN_ERRORS:
+            record["run_error"] = f"tau2-bench ended the simulation: {reason}"
         messages = sim.get("messages")
         if messages is None:
             canonical = chat_record(record, {"tool_calls": None, "messages": []})
