@@ -100,7 +100,7 @@ def _render(text: str, *, figures: dict[str, str], placed: set[str], taken: set[
 
 
 def study_page(markdown_text: str, *, title: str, figures: dict[str, bytes], tables: dict[str, str],
-               smoke: bool) -> str:
+               smoke: bool, what: str | None = None) -> str:
     """The page of a study's run: ``report.md`` rendered, with every figure and table of the run.
 
     Parameters
@@ -119,6 +119,8 @@ def study_page(markdown_text: str, *, title: str, figures: dict[str, bytes], tab
         follow the figures.
     smoke : bool
         A smoke run: :data:`SMOKE_BANNER` on top of the page.
+    what : str, optional
+        What the page is, one sentence under its title; default: a study's report.
 
     Returns
     -------
@@ -146,7 +148,8 @@ def study_page(markdown_text: str, *, title: str, figures: dict[str, bytes], tab
     sections += [("figures-of-this-run", "Figures of this run")] if rest else []
     sections += [("tables-of-this-run", "Tables of this run")] if shown else []
     smoke_banner = _markdown().renderInline(SMOKE_BANNER) if smoke else ""
+    what = what or f"A study report of escalation {__version__}: report.md with the figures and tables of its run."
     return _ENVIRONMENT.get_template("study.html.j2").render(
-        title=title, version=__version__, css=_asset("report.css"), sections=sections, smoke=smoke,
+        title=title, what=what, version=__version__, css=_asset("report.css"), sections=sections, smoke=smoke,
         smoke_banner=smoke_banner, body=body, figures=rest, figures_anchor="figures-of-this-run", tables=shown,
         tables_anchor="tables-of-this-run")

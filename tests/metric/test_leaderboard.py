@@ -194,7 +194,8 @@ def test_the_p_value_inverts_the_interval_and_holm_adjusts_it(runs):
 def test_the_cli_writes_every_file(board):
     data, out = board
     assert sorted(p.name for p in out.iterdir()) == ["differences.csv", "differences.md", "leaderboard.csv",
-                                                     "leaderboard.md", "leaderboard.pdf", "leaderboard.png"]
+                                                     "leaderboard.md", "leaderboard.pdf", "leaderboard.png",
+                                                     "report.html"]
     table = pd.read_csv(out / "leaderboard.csv", keep_default_na=False)
     assert table["model"].tolist() == [m["model"] for m in data["models"]] and table["rank"].tolist() == [1, 2, 3]
     assert table["groups_pi"].tolist() == [m["pi"]["groups"] for m in data["models"]]
@@ -206,6 +207,9 @@ def test_the_cli_writes_every_file(board):
     assert (out / "differences.md").read_text().count("\n| ") == 1 + 1 + 9
     assert (out / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "leaderboard.pdf").read_bytes()[:4] == b"%PDF"
+    page = (out / "report.html").read_text()  # one page: both tables and the figure, nothing fetched
+    assert page.count("<table>") == 2 and page.count('src="data:image/png;base64,') == 1
+    assert "Content-Security-Policy" in page and "A leaderboard of escalation" in page
 
 
 @pytest.mark.slow

@@ -37,8 +37,8 @@ HELP = (
     "of models (Holm 1979); the letters follow the insert-absorb algorithm (Piepho 2004). Not significantly "
     "different does not mean equal: with few scenarios, two models can differ and still share a letter.\n\n"
     "Writes to --out: leaderboard.csv and leaderboard.md (one row per model), differences.csv and differences.md "
-    "(every pair of models and figure, with both intervals, the Holm-adjusted p-value and the verdict) and "
-    "leaderboard.png / leaderboard.pdf.\n\n"
+    "(every pair of models and figure, with both intervals, the Holm-adjusted p-value and the verdict), "
+    "leaderboard.png / leaderboard.pdf, and report.html (the tables and the figure on one page that opens from disk).\n\n"
     "Example: escalation leaderboard runs/gpt-4o.eval runs/claude.eval runs/llama.eval --out leaderboard-results"
 )
 
@@ -121,6 +121,7 @@ def print_leaderboard(data: dict, *, out: Path) -> None:
         console.print(warning_line(warning))
     console.print(f"wrote {plain(out / 'leaderboard.csv', None)}, leaderboard.md, differences.csv, differences.md, "
                   "leaderboard.png and leaderboard.pdf")
+    console.print(f"report: {plain(out / 'report.html', None)} (open it in a browser)")
 
 
 def leaderboard(
@@ -155,7 +156,8 @@ def leaderboard(
     from escalation.estimators.metric import leaderboard as rank, score_file
     from escalation.estimators.records import InputError, check_out_dir, load_policy, read_scored, write_files
     from escalation.estimators.stats import check_choice, check_count, check_level
-    from escalation.figures import plot_leaderboard
+    from escalation import __version__
+    from escalation.figures import plot_leaderboard, study_page
 
     check_level("confidence", confidence)  # before the logs are scored
     check_choice("format", format, FORMATS)
@@ -165,7 +167,8 @@ def leaderboard(
         if not log.is_file():
             raise InputError("no such file", source=str(log))
     check_out_dir(out, (*logs, policy), writes=("leaderboard.csv", "leaderboard.md", "differences.csv",
-                                                 "differences.md", "leaderboard.png", "leaderboard.pdf"))
+                                                 "differences.md", "leaderboard.png", "leaderboard.pdf",
+                                                 "report.html"))
     model_names = _model_names(logs, names, limits)
     policy_obj = load_policy(policy if policy is not None else _suite_policy())
     scored = {}
@@ -182,6 +185,12 @@ def leaderboard(
              "differences.csv": board.differences_frame().to_csv(index=False),
              "differences.md": board.differences_markdown(),
              **_figure_files(plot_leaderboard(board.to_frame(), confidence=confidence))}
+    # the page: both Markdown tables and the figure, one file that opens from disk and fetches nothing
+    files["report.html"] = study_page(f"{files['leaderboard.md']}\n![leaderboard](leaderboard.png)\n\n"
+                                      f"{files['differences.md']}", title="Leaderboard",
+                                      figures={"leaderboard.png": files["leaderboard.png"]}, tables={}, smoke=False,
+                                      what=f"A leaderboard of escalation {__version__}: leaderboard.md, "
+                                      "differences.md and the figure of its run.")
     write_files(out, files)
     if as_json:
         typer.echo(json_text(data))
