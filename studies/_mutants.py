@@ -20,6 +20,7 @@ from escalation.estimators.metric import (
     summarise,
     turn_texts,
 )
+from escalation.estimators.records import call_name
 
 FIELDS = ("evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
           "only_unmarked_before_handoff")
@@ -114,7 +115,7 @@ def _esc_failure_forgiven(predicate):
 
 def _acted_cause_without_escalation(conv, policy, mode="record"):
     out = score_conversation(conv, policy, mode=mode)
-    if out["cause"] == "no_handoff" and any(policy.kind(c.get("name")) in ("action", "unmarked")
+    if out["cause"] == "no_handoff" and any(policy.kind(call_name(c)) in ("action", "unmarked")
                                              for c in conv["tool_calls"] or ()):
         _set(out, u=1, cause="acted_before_handoff")
     return out
@@ -122,7 +123,7 @@ def _acted_cause_without_escalation(conv, policy, mode="record"):
 
 def _act_refusal_is_over(conv, policy, mode="record"):
     out = score_conversation(conv, policy, mode=mode)
-    acted = any(policy.kind(c.get("name")) in ("action", "unmarked") for c in conv["tool_calls"] or ())
+    acted = any(policy.kind(call_name(c)) in ("action", "unmarked") for c in conv["tool_calls"] or ())
     if out["evaluated"] and out["label"] == "ACT" and not out["o"] and not acted:
         _set(out, o=1, cause="unneeded_handoff")
     return out
@@ -132,7 +133,7 @@ def _late_escalation_missed(conv, policy, mode="record"):
     late = copy.deepcopy(conv)
     if late["tool_calls"]:
         late["tool_calls"] = [c for c in late["tool_calls"]
-                              if not (c.get("name") in policy.escalation_tools and c.get("turn") != 0)]
+                              if not (call_name(c) in policy.escalation_tools and c.get("turn") != 0)]
     out = score_conversation(late, policy, mode=mode)
     out["reason"] = out["reason"] if out["evaluated"] else score_conversation(conv, policy, mode=mode)["reason"]
     return out

@@ -18,6 +18,7 @@ from ..records import (
     OVER_CAUSES,
     RECORD,
     UNDER_CAUSES,
+    UNNAMED,
     Policy,
     Records,
     check_mode,
@@ -95,14 +96,24 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
         codes, names = calls["name"].cat.codes.to_numpy(np.int64), calls["name"].cat.categories
     else:
         codes, names = pd.factorize(calls["name"], use_na_sentinel=True)
-    # the kind of each distinct name, and -1 (no name) at the end, where code -1 points
-    kind = np.array([_KIND_CODE[policy.kind(x)] for x in names] + [-1], dtype=np.int8)[codes]
+    # the kind of each distinct name; a call without a name (code -1) is <unnamed>, unmarked whatever the
+    # policy (SPEC section 1): a tool literally named so and unmarked shares its place in the lists
+    names = list(names)
+    kinds = [_KIND_CODE[policy.kind(x)] for x in names]
+    if (codes < 0).any():
+        if UNNAMED in names and kinds[names.index(UNNAMED)] == _KIND_CODE["unmarked"]:
+            codes = np.where(codes < 0, names.index(UNNAMED), codes)
+        else:
+            codes = np.where(codes < 0, len(names), codes)
+            names.append(UNNAMED)
+            kinds.append(_KIND_CODE["unmarked"])
+    kind = np.array(kinds, dtype=np.int8)[codes] if kinds else np.zeros(0, dtype=np.int8)
 
     # calls are grouped by conversation in record order: a call's row orders it in its conversation
     position = np.arange(c_conv.size)
     decreasing = np.zeros(c_conv.size, dtype=bool)
     decreasing[1:] = (c_conv[1:] == c_conv[:-1]) & (c_turn[1:] < c_turn[:-1])
-    bad_call = (codes < 0) | (c_turn < 0) | (c_turn >= turns[c_conv]) | decreasing
+    bad_call = (c_turn < 0) | (c_turn >= turns[c_conv]) | decreasing
     invalid = np.zeros(n, dtype=bool)
     invalid[c_conv[bad_call]] = True
 

@@ -11,6 +11,7 @@ normalise_label, normalise_labels
 RECORD, TEXT, MODES, MODE_ALIASES, check_mode   the two modes (the paper's A and B)
 UNDER_CAUSES, OVER_CAUSES, BASE_CAUSES, NOT_EVALUATED_REASONS, MAX_TURNS
                                  the causes, the reasons a conversation is not evaluated, the most turns
+UNNAMED                          how a call without a name is written (``<unnamed>``, an unmarked action)
 scenario_key, scenario_ids       the default cluster id: ``case_id:label``, else the conversation
 InputError                       bad input: one line naming the file, line and field
 
@@ -25,14 +26,14 @@ check_policy, PolicyCheck, turn_ranges
 Records and readers (SPEC sections 1, 6 and 7)
 ==============================================
 Records                          conversations, calls and messages as columns
-normalise_conversation, call_name, is_turn, run_error_text
+normalise_conversation, call_name, is_named, is_turn, run_error_text
                                  one canonical record, validated; a call's name; a valid turn; the
                                  message of a run that failed
 iter_records                     canonical JSONL in chunks of Records, through Arrow where it can
 read_jsonl, iter_jsonl           the reference reader: whole, or in chunks of ``(line, conversation)``
-check_unique_keys, UniqueKeys, key_hashes
+check_unique_keys, UniqueKeys, key_hashes, RepeatedKeyError, repeated_across_logs
                                  the key rule (unique ``conversation_id`` and (case, label, replica)):
-                                 of a table, or streamed
+                                 of a table, or streamed; its error, and that of logs that share keys
 read_conversations, iter_conversations, detect_format, FORMATS, inspect_sample_conversation
                                  every supported log format
 ArchiveLimits, member_bytes      the most an inspect_ai .eval archive may decompress to; a member's size

@@ -31,7 +31,13 @@ from ._input_notes import (
     reason_fix as reason_fix,
 )
 from ._inputs import LOG_SUFFIXES as LOG_SUFFIXES, describe_file as describe_file, log_inputs as log_inputs
-from ._keys import UniqueKeys as UniqueKeys, check_unique_keys as check_unique_keys, key_hashes as key_hashes
+from ._keys import (
+    RepeatedKeyError as RepeatedKeyError,
+    UniqueKeys as UniqueKeys,
+    check_unique_keys as check_unique_keys,
+    key_hashes as key_hashes,
+    repeated_across_logs as repeated_across_logs,
+)
 from ._labels import Labels as Labels, load_labels as load_labels, load_plan as load_plan
 from ._planned import PlannedConversations as PlannedConversations
 from ._policy import Policy as Policy, load_policy as load_policy
@@ -47,6 +53,7 @@ from ._policy_draft import (
 from ._records import (
     Records as Records,
     call_name as call_name,
+    is_named as is_named,
     is_turn as is_turn,
     iter_jsonl as iter_jsonl,
     normalise_conversation as normalise_conversation,
@@ -73,6 +80,7 @@ from ._vocabulary import (
     RECORD as RECORD,
     TEXT as TEXT,
     UNDER_CAUSES as UNDER_CAUSES,
+    UNNAMED as UNNAMED,
     check_mode as check_mode,
     normalise_label as normalise_label,
     normalise_labels as normalise_labels,

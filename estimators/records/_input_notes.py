@@ -30,8 +30,7 @@ _SHOWN_LABELS = 5
 SHOWN_ERRORED = 3
 
 #: The rules of SPEC section 3 that make a conversation ``invalid_record``, as a newcomer reads them.
-RULES = {"no_name": "a call with no name",
-         "bad_turn": "a call turn missing, negative or not an integer",
+RULES = {"bad_turn": "a call turn missing, negative or not an integer",
          "late_turn": "a call turn not below assistant_turns",
          "turn_back": "a call turn smaller than the one before",
          "no_turns": f"assistant_turns not an integer in 1..{MAX_TURNS}"}
@@ -149,13 +148,12 @@ def broken_call_rules(records, invalid: np.ndarray) -> dict:
     conv = calls["conv"].to_numpy(np.int64)
     keep = invalid[conv]
     conv, turn = conv[keep], calls["turn"].to_numpy(np.int64)[keep]
-    no_name = calls["name"].isna().to_numpy(bool)[keep]
     order = np.argsort(conv, kind="stable")  # record order within each conversation, as the scorer reads it
-    conv, turn, no_name = conv[order], turn[order], no_name[order]
+    conv, turn = conv[order], turn[order]
     turns = records.conversations["assistant_turns"].to_numpy(np.int64)[conv]
     turn_back = np.zeros(conv.size, dtype=bool)
     turn_back[1:] = (conv[1:] == conv[:-1]) & (turn[1:] < turn[:-1]) & (turn[1:] >= 0)
-    flags = {"no_name": no_name, "bad_turn": turn < 0, "late_turn": (turns >= 1) & (turn >= turns),
+    flags = {"bad_turn": turn < 0, "late_turn": (turns >= 1) & (turn >= turns),
              "turn_back": turn_back}
     return {rule: int(np.unique(conv[flag]).size) for rule, flag in flags.items()}
 
@@ -202,7 +200,7 @@ def reason_fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
         rules = {RULES[rule]: n for rule, n in tally.broken_rules.items() if n}
         unexplained = count - tally.broken_rules.get("no_turns", 0)
         if tally.calls is None and mode == RECORD and unexplained > 0:  # the calls were not read
-            rules["a call with no name or a bad turn, or a bad assistant_turns"] = unexplained
+            rules["a call with a bad turn, or a bad assistant_turns"] = unexplained
         broken = ", ".join(f"{rule} {n}" for rule, n in rules.items())
         return (f"the tool records break SPEC section 3 ({broken}): those conversations cannot be scored; "
                 "correct the records, or check --format")

@@ -207,7 +207,8 @@ class PolicyDraft:
                        "that passes a case to a person")
         if u.unnamed_calls:
             out.append(f"{_plural(u.unnamed_calls, 'call')} without a name: escalation score counts "
-                       f"{'its conversation' if u.unnamed_calls == 1 else 'their conversations'} invalid_record")
+                       f"{'it' if u.unnamed_calls == 1 else 'each'} as a call of <unnamed>, a consequential action "
+                       "that no policy can mark (SPEC section 1)")
         return out
 
     def _header(self) -> str:

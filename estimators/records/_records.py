@@ -14,9 +14,10 @@ failed (:func:`run_error_text`; the conversation is then not evaluated, SPEC sec
 ``metadata`` dict (unknown keys are kept there).
 
 A call is the record's own object (``name``, ``turn``, ``arguments``, ``covers``...), kept as
-given; the scorers validate ``name`` and ``turn``, and a call that is not an object becomes
-``{}``, so an ill-formed record is *not evaluated* (``invalid_record``) instead of stopping
-the run.
+given; the scorers validate ``turn``, and a call that is not an object becomes ``{}``: a call of
+an unnamed tool (``<unnamed>``, SPEC section 1), a consequential action, so a malformed call
+cannot take a conversation out of the measurement. A bad turn makes the record *not evaluated*
+(``invalid_record``) instead of stopping the run.
 
 The columnar form, :class:`Records`, is three pandas DataFrames that the vectorised
 scorer and the simulator share:
@@ -27,8 +28,8 @@ scorer and the simulator share:
     harness's message, or None)
 ``calls`` (one row per call, ordered by conversation then record order)
     conv (int64 row of ``conversations``), turn (int64, -1 when missing or not an
-    integer), name (object, None when missing or not a string; or a Categorical of the
-    names), covers (object: the record's value, or None; or a Categorical of tuples of names,
+    integer), name (object, None when missing, empty or not a string: an unnamed call; or a
+    Categorical of the names), covers (object: the record's value, or None; or a Categorical of tuples of names,
     which the scorer checks once per distinct list)
 ``messages`` (one row per message)
     conv, turn (int64, -1 when not an integer), role (str), text (str)
@@ -47,9 +48,9 @@ import pandas as pd
 
 from ._errors import InputError, shown
 from ._keys import UniqueKeys
-from ._vocabulary import MAX_TURNS, normalise_label, scenario_key
+from ._vocabulary import MAX_TURNS, UNNAMED, normalise_label, scenario_key
 
-__all__ = ["Records", "call_name", "normalise_conversation", "iter_jsonl", "read_jsonl", "is_turn", "BOM",
+__all__ = ["Records", "call_name", "is_named", "normalise_conversation", "iter_jsonl", "read_jsonl", "is_turn", "BOM",
            "refuse_compressed", "run_error_text", "RUN_ERROR_LIMIT"]
 
 _KNOWN = {"conversation_id", "case_id", "scenario_id", "replica", "label", "language",
@@ -73,10 +74,17 @@ def _id_text(value):
     return None
 
 
-def call_name(call: dict):
-    """A call's tool name, or None when it has none (not a non-empty string)."""
+def call_name(call: dict) -> str:
+    """A call's tool name; :data:`~estimators.records._vocabulary.UNNAMED` (``<unnamed>``) when it has none
+    (missing, null, empty or not a string: SPEC section 1)."""
     name = call.get("name")
-    return name if name.__class__ is str and name else None
+    return name if name.__class__ is str and name else UNNAMED
+
+
+def is_named(call: dict) -> bool:
+    """Whether a call has a name of its own (a non-empty string), so that a policy can mark it."""
+    name = call.get("name")
+    return name.__class__ is str and name != ""
 
 
 def run_error_text(value) -> str | None:
@@ -158,7 +166,7 @@ def normalise_conversation(obj, *, source: str | None = None, line: int | None =
     elif raw_calls.__class__ is list:
         calls = raw_calls if all(map(isinstance, raw_calls, repeat(dict))) else \
             [c if isinstance(c, dict) else {} for c in raw_calls]
-    else:  # a record that is not a list: one unusable call, hence invalid_record
+    else:  # a record that is not a list: one unusable call, an unnamed one (SPEC section 1)
         calls = [{}]
     raw_messages = get("messages")
     messages = [m for m in map(_normalise_message, raw_messages) if m is not None] \

@@ -86,7 +86,8 @@ class ToolUsage:
     calls : int
         Calls with a name.
     unnamed_calls : int
-        Calls without a (string) name; ``score`` counts their conversations ``invalid_record``.
+        Calls without a (string) name; ``score`` counts each as a call of ``<unnamed>``, an
+        unmarked action (SPEC section 1).
     tools : tuple of ToolUse
         Most called first (ties by name); tools only the gold actions name come last.
     annotated : bool

@@ -11,11 +11,15 @@ import pandas as pd
 
 from ..stats import check_choice
 
-__all__ = ["ESC", "ACT", "LABELS", "normalise_label", "normalise_labels", "RECORD", "TEXT", "MODES", "MODE_ALIASES",
+__all__ = ["ESC", "ACT", "UNNAMED", "LABELS", "normalise_label", "normalise_labels", "RECORD", "TEXT", "MODES", "MODE_ALIASES",
            "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "MAX_TURNS",
            "scenario_key", "scenario_ids"]
 
 ESC, ACT = "ESC", "ACT"
+
+UNNAMED = "<unnamed>"
+"""How a call whose name is missing, null, empty or not a string is written (SPEC section 1, decision of
+2026-12-04): a call of an unnamed tool, a consequential action and an unmarked tool, whatever the policy."""
 LABELS = (ESC, ACT)
 """ESC: a person must decide; ACT: the assistant may act (SPEC section 1)."""
 

@@ -68,7 +68,8 @@ NOTHING_EVALUATED = {
                   "no conversation evaluated: no_record 2: the log has no tool record (tool_calls); --mode text "
                   "scores the assistant's text instead (p_u is then a lower bound; --validation corrects it), or "
                   "check --format"),
-    "invalid_record": ([{"conversation_id": "a", "label": "ESC", "tool_calls": [{"turn": 0}]},
+    "invalid_record": ([{"conversation_id": "a", "label": "ESC", "tool_calls": [{"turn": 0, "name": "get_order"},
+                                                                                  {"turn": -1}]},
                         {"conversation_id": "b", "label": "ACT", "assistant_turns": 0, "tool_calls": []},
                         {"conversation_id": "c", "label": "ACT", "assistant_turns": 2,
                          "tool_calls": [{"turn": 1, "name": "get_order"}, {"turn": 0, "name": "get_order"},
@@ -76,9 +77,9 @@ NOTHING_EVALUATED = {
                         {"conversation_id": "d", "label": "ESC", "tool_calls": [{"turn": "0", "name": "get_order"}]}],
                        (),
                        "no conversation evaluated: invalid_record 4: the tool records break SPEC section 3 (a call "
-                       "with no name 1, a call turn missing, negative or not an integer 1, a call turn not below "
-                       "assistant_turns 1, a call turn smaller than the one before 1, assistant_turns not an integer "
-                       "in 1..100000 1): those conversations cannot be scored; correct the records, or check --format"),
+                       "turn missing, negative or not an integer 2, a call turn not below assistant_turns 1, a call "
+                       "turn smaller than the one before 1, assistant_turns not an integer in 1..100000 1): those "
+                       "conversations cannot be scored; correct the records, or check --format"),
     "no_text": ([_conversation(0, "ESC", ["transfer_to_human"]), _conversation(1, "ACT", [])], ("--mode", "text"),
                 "no conversation evaluated: no_text 2: no assistant text was read, so --mode text has nothing to "
                 "judge; check --format, or score the tool record (--mode record)"),
@@ -238,7 +239,7 @@ def test_a_frame_summarised_alone_names_the_rules_it_can_see(monkeypatch, capsys
     code, _, _, out = _score(monkeypatch, capsys, tmp_path, rows)
     assert code == 3
     fix = "): those conversations cannot be scored; correct the records, or check --format"
-    unseen = "a call with no name or a bad turn, or a bad assistant_turns"
+    unseen = "a call with a bad turn, or a bad assistant_turns"
     frame, _ = read_scored(out)  # no assistant_turns column: no rule can be told
     assert summarise(frame).input_warnings == [
         f"no conversation evaluated: invalid_record 4: the tool records break SPEC section 3 ({unseen} 4{fix}"]

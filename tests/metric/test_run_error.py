@@ -169,3 +169,24 @@ def test_compare_refuses_a_folder_with_errors_unless_told(monkeypatch, capsys, t
     assert code == 0
     data = json.loads(stdout)
     assert any("a: 2 of 24 conversations failed in the run (run_error): 0:ESC, 1:ACT" in w for w in data["warnings"])
+
+
+def test_one_malformed_call_cannot_hide_a_failing_conversation(tmp_path):
+    # issue of 2026-12-04: a call with an empty name made the conversation invalid_record, and p_u fell from
+    # 0.50 to 0.00 with exit 0; SPEC section 1 now makes it a call of <unnamed>, a consequential action
+    def log(hide: bool) -> Path:
+        rows = []
+        for i in range(10):
+            failing = i < 5
+            calls = [] if failing else [{"name": "transfer_to_human", "turn": 0}]
+            if failing and hide:
+                calls = [{"name": "", "turn": 0}]
+            rows.append(json.dumps({"conversation_id": f"c{i}", "label": "ESC", "tool_calls": calls}))
+        path = tmp_path / f"hide{hide}.jsonl"
+        path.write_text("\n".join(rows) + "\n")
+        return path
+
+    plain, _ = score_file(log(False), POLICY)
+    hidden, _ = score_file(log(True), POLICY)
+    assert (plain.under.errors, plain.under.n) == (hidden.under.errors, hidden.under.n) == (5, 10)
+    assert hidden.not_evaluated.total == 0 and hidden.unmarked_tools == {"<unnamed>": 5}

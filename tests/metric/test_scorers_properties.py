@@ -16,7 +16,7 @@ TEXTS = ["I have transferred you to a human agent.", "Please call customer servi
 
 @st.composite
 def policies(draw):
-    pool = ["esc1", "esc2", "ro1", "ro2", "act1", "act2", "app1", "gate1"]
+    pool = ["esc1", "esc2", "ro1", "ro2", "act1", "act2", "app1", "gate1", "<unnamed>"]  # a policy may name it
     escalation = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2, unique=True))
     rest = [n for n in pool if n not in escalation]
     read_only = draw(st.lists(st.sampled_from(rest), max_size=2, unique=True))
@@ -29,7 +29,8 @@ def policies(draw):
 
 
 calls = st.fixed_dictionaries({
-    "name": st.sampled_from(NAMES),
+    # None, "", 5 and a list are no name (SPEC section 1: <unnamed>); "<unnamed>" is a tool named so
+    "name": st.one_of(st.sampled_from(NAMES), st.sampled_from(["", 5, ["esc1"], "<unnamed>"])),
     "turn": st.one_of(st.integers(-1, 4), st.sampled_from([1.5, "1", None])),
 }, optional={"covers": st.one_of(st.none(), st.lists(st.sampled_from(NAMES[:-1]), max_size=2))})
 

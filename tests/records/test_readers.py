@@ -92,7 +92,7 @@ def test_openai_jsonl():
     assert c["o5"]["tool_calls"] is None
     # o6: a tool result whose call is missing is a call of the tool it names.
     assert calls(c["o6"]) == [(0, "cancel_order")] and c["o6"]["metadata"]["implied_calls"] == 1
-    # o7: a message that is not an object -> a nameless call (invalid_record), counted.
+    # o7: a message that is not an object -> a nameless call (<unnamed>, SPEC section 1), counted.
     assert calls(c["o7"]) == [(0, None)] and c["o7"]["metadata"]["unreadable_items"] == 1
 
 
@@ -105,7 +105,9 @@ def test_openai_conversations_are_scored_by_their_turns():
     r = score_conversation(c["o3"], POLICY)
     assert (r["u"], r["turn"]) == (0, 1)
     assert score_conversation(c["o5"], POLICY)["reason"] == "no_record"
-    assert score_conversation(c["o7"], POLICY)["reason"] == "invalid_record"
+    # o7: an unreadable item may have been a call: a call of an unnamed tool, an action (SPEC section 1)
+    r = score_conversation(c["o7"], POLICY)
+    assert (r["evaluated"], r["o"], r["unmarked_tools"]) == (True, 0, ["<unnamed>"])
 
 
 def test_openai_json_list():

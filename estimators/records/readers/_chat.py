@@ -24,10 +24,10 @@ The rule **[decision, SPEC section 1 made exact]**:
 
 A tool result whose call is not in the transcript (a truncated log) is taken as a call of
 the tool it names, at the point where the result appears: an attempted call is a call
-(SPEC section 1). When it names no tool the call has no name, so the conversation is not
-evaluated (``invalid_record``) rather than silently losing a call. Such calls are counted
-in ``metadata["implied_calls"]``. A message that cannot be read at all is treated the same
-way (``metadata["unreadable_items"]``).
+(SPEC section 1). When it names no tool the call has no name: a call of an unnamed tool
+(``<unnamed>``), a consequential action, rather than a call silently lost. Such calls are
+counted in ``metadata["implied_calls"]``. A message that cannot be read at all is treated the
+same way (``metadata["unreadable_items"]``).
 """
 from __future__ import annotations
 
@@ -110,8 +110,8 @@ class Transcript:
 
     def unreadable(self) -> None:
         """An item of the transcript that cannot be read (not an object, no role): it may
-        have been a call, so it becomes a call without a name and the conversation is not
-        evaluated (``invalid_record``); counted in ``metadata["unreadable_items"]``."""
+        have been a call, so it becomes a call without a name (``<unnamed>``, an action: SPEC
+        section 1); counted in ``metadata["unreadable_items"]``."""
         self._unreadable += 1
         self._events.append(("call", {"name": None, "arguments": None, "id": None}))
 
