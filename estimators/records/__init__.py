@@ -48,8 +48,9 @@ Output files (SPEC section 7)
 =============================
 write_atomic, write_files, files_together, OutputFile
                                  files written whole under a temporary name, then renamed, together
-output_folder, check_out_dir, remove_stale_temporaries
-                                 the ``--out`` folder: made, checked, and cleaned of killed runs' files
+output_folder, check_out_dir, remove_stale_temporaries, folder_lock, LOCK
+                                 the ``--out`` folder: made, checked, locked for one writer, and cleaned of
+                                 killed runs' files
 CONVERSATIONS, SUMMARY, read_scored
                                  the two files of a scored folder, and the folder read back
 """

@@ -5,10 +5,12 @@ from ._arrow import iter_records as iter_records
 from ._errors import InputError as InputError
 from ._files import (
     CONVERSATIONS as CONVERSATIONS,
+    LOCK as LOCK,
     SUMMARY as SUMMARY,
     OutputFile as OutputFile,
     check_out_dir as check_out_dir,
     files_together as files_together,
+    folder_lock as folder_lock,
     output_folder as output_folder,
     remove_stale_temporaries as remove_stale_temporaries,
     write_atomic as write_atomic,

@@ -16,7 +16,8 @@ from pathlib import Path
 from ._errors import InputError
 
 __all__ = ["write_atomic", "temporary_file", "OutputFile", "files_together", "remove_stale_temporaries",
-           "STALE_AFTER", "write_files", "output_folder", "check_out_dir", "CONVERSATIONS", "SUMMARY"]
+           "STALE_AFTER", "write_files", "output_folder", "check_out_dir", "CONVERSATIONS", "SUMMARY", "LOCK",
+           "folder_lock"]
 
 #: The two files of an ``escalation score`` folder (SPEC section 7).
 CONVERSATIONS, SUMMARY = "conversations.jsonl", "summary.json"
@@ -242,14 +243,121 @@ def write_files(folder, files: dict) -> None:
             file.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
+#: The lock file of a folder a run writes into (:func:`folder_lock`); removed when the run ends.
+LOCK = ".escalation.lock"
+#: The folders this process holds the lock of, with how many :func:`folder_lock` hold each (nested uses).
+_HELD: dict[str, tuple[int, int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _holder(fd: int) -> str:
+    """What the lock file says of the run that holds it (``pid 12 on host, since 09:14:02 UTC``)."""
+    try:
+        said = os.pread(fd, 200, 0).decode("utf-8", "replace").split()
+        pid, host, since = said[0], said[1], said[2]
+    except (OSError, IndexError):
+        return "another run"
+    return f"the run of process {pid} on {host}, since {since}"
+
+
+def _refuse_locked(path: Path, fd: int) -> None:
+    raise InputError(f"another escalation run is writing into this folder ({_holder(fd)}); wait for it to end, "
+                     "or give another --out folder", source=str(path))
+
+
+@contextlib.contextmanager
+def folder_lock(path):
+    """Hold the lock of the folder ``path`` while a run writes into it: one writer per ``--out``.
+
+    The lock is :data:`LOCK` in the folder, locked with ``flock``: the system releases it when its
+    process ends, however it ends, so the lock of a killed run is simply taken over. A second run
+    that finds the folder locked stops at once with an :class:`InputError` naming the holder. The
+    same process may hold a folder's lock several times (the calls nest). The file is removed when
+    its last holder lets go, so a finished run leaves no file of it behind.
+
+    Raises
+    ------
+    InputError
+        When another process holds the lock.
+    """
+    import fcntl
+
+    path = Path(path)
+    key = os.path.realpath(path)
+    with _HELD_GUARD:
+        if key in _HELD:
+            fd, count = _HELD[key]
+            _HELD[key] = (fd, count + 1)
+            nested = True
+        else:
+            nested = False
+    if not nested:
+        lock = path / LOCK
+        while True:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _file_mode())
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                try:
+                    _refuse_locked(path, fd)
+                finally:
+                    os.close(fd)
+            try:  # the file may have been removed by its last holder between the open and the lock
+                same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {_HOST} {time.strftime('%H:%M:%S', time.gmtime())}Z\n".encode(), 0)
+        with _HELD_GUARD:
+            _HELD[key] = (fd, 1)
+    try:
+        yield path
+    finally:
+        with _HELD_GUARD:
+            fd, count = _HELD[key]
+            if count > 1:
+                _HELD[key] = (fd, count - 1)
+                fd = -1
+            else:
+                del _HELD[key]
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.unlink(path / LOCK)  # before the unlock: a waiting run then locks a new file
+            os.close(fd)  # releases the lock
+
+
+def _probe_lock(path: Path) -> None:
+    """Stop at once when another process holds the lock of the existing folder ``path``."""
+    import fcntl
+
+    if os.path.realpath(path) in _HELD:
+        return
+    try:
+        fd = os.open(path / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # no lock file: no run writes here
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _refuse_locked(path, fd)
+    finally:
+        os.close(fd)  # a shared lock taken only to probe is let go at once
+
+
 @contextlib.contextmanager
 def output_folder(path):
     """Create the folder ``path`` (and its missing parents) for a run; on failure, remove what it created.
 
     A run that stops with an error (or is interrupted) leaves no empty folder behind: each
     folder this made is removed again if it is still empty. A folder that existed before,
-    or holds files (a study's finished cells, kept for ``--resume``), stays. The temporary
-    files that killed runs left in ``path`` are removed first (:func:`remove_stale_temporaries`).
+    or holds files (a study's finished cells, kept for ``--resume``), stays. The run holds the
+    folder's lock (:func:`folder_lock`: a second run into the same folder stops at once), and
+    the temporary files that killed runs left in ``path`` are removed first
+    (:func:`remove_stale_temporaries`).
 
     Yields
     ------
@@ -263,8 +371,9 @@ def output_folder(path):
         made.append(folder)
     path.mkdir(parents=True, exist_ok=True)
     try:
-        remove_stale_temporaries(path)
-        yield path
+        with folder_lock(path):
+            remove_stale_temporaries(path)
+            yield path
     except BaseException:
         for folder in made:  # innermost first
             try:
@@ -285,7 +394,8 @@ def check_out_dir(path, inputs=(), *, writes=()) -> None:
     Raises
     ------
     InputError
-        Naming ``path``: a file, a symbolic link to nothing, a folder not writable, an input.
+        Naming ``path``: a file, a symbolic link to nothing, a folder not writable, an input, a
+        folder another run is writing into (:func:`folder_lock`).
     """
     path = Path(path)
     for given in (Path(p) for p in inputs if p is not None and str(p) != "-"):
@@ -303,6 +413,8 @@ def check_out_dir(path, inputs=(), *, writes=()) -> None:
     if not folder.is_dir():
         what = "exists and is not a folder" if folder == path else f"cannot be made: {folder} is not a folder"
         raise InputError(f"{what}; --out names the folder to write", source=str(path))
+    if folder == path:
+        _probe_lock(path)  # another run writes here: stop before anything is read
     if not os.access(folder, os.W_OK | os.X_OK):
         why = "is on a read-only file system" if os.statvfs(folder).f_flag & os.ST_RDONLY else \
             "is not writable by this user"

@@ -91,5 +91,6 @@ def _written(summary: dict, source: Path) -> dict | None:
 
 
 def _mismatch(path: Path, detail: str) -> NoReturn:
-    raise InputError(f"is not the file its summary.json describes ({detail}): a run was interrupted between "
-                     "its two renames; score again", source=str(path))
+    raise InputError(f"is not the file its summary.json describes ({detail}): another run replaced one of the "
+                     "two files (a run of an older version writing into the same folder at once, or a file copied "
+                     "in by hand), or a run was killed between its two renames; score again", source=str(path))

@@ -11,9 +11,9 @@ import pandas as pd
 
 from ..stats import check_choice
 
-__all__ = ["ESC", "ACT", "UNNAMED", "LABELS", "normalise_label", "normalise_labels", "RECORD", "TEXT", "MODES", "MODE_ALIASES",
-           "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS", "MAX_TURNS",
-           "scenario_key", "scenario_ids"]
+__all__ = ["ESC", "ACT", "UNNAMED", "LABELS", "normalise_label", "normalise_labels", "RECORD", "TEXT", "MODES",
+           "MODE_ALIASES", "check_mode", "UNDER_CAUSES", "OVER_CAUSES", "BASE_CAUSES", "NOT_EVALUATED_REASONS",
+           "MAX_TURNS", "scenario_key", "scenario_ids"]
 
 ESC, ACT = "ESC", "ACT"
 
