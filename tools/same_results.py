@@ -15,13 +15,13 @@ date). The commands:
 3. ``escalation score`` on each folder of the conformance set (``.../conformance/<set>/``: records.jsonl
    with its policy.json, ``--mode`` from the set's README, as tests/metric/test_conformance.py scores them) and
    on every log of ``examples/data`` (the tau-bench runs with examples/tau-bench-airline.policy.json, as
-   the README; the inspect_ai logs with the same policy, one by one and as a folder, as
+   docs/tutorials/score-your-logs.md; the inspect_ai logs with the same policy, one by one and as a folder, as
    tests/e2e/test_inputs.py: they carry no label, so exit 3; and one by one with a labels file);
 4. ``escalation simulate`` of three profiles on the same scenarios and their scores; ``escalation
    compare`` of two score folders, ``escalation leaderboard`` on the example logs and on the simulated
-   logs, ``escalation capacity`` on the tau-bench score folder (README / docs/capacity.md);
-5. a few cheap deterministic extras: ``plan`` (the README's examples), ``policy init`` / ``policy check``,
-   ``suite export``.
+   logs, ``escalation capacity`` on the tau-bench score folder (docs/tutorials/reviewer-capacity.md);
+5. a few cheap deterministic extras: ``plan`` (the examples of docs/tutorials/studies.md), ``policy init`` /
+   ``policy check``, ``suite export``.
 
 Every seed is fixed and every ``--n-jobs`` is 1; the environment is pinned (``PYTHONHASHSEED=0``, ``TZ=UTC``,
 ``COLUMNS=400``, no colour) so two records of one commit agree.

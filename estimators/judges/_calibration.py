@@ -265,7 +265,7 @@ def _deal(n_groups: int, folds: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def case_folds(groups, folds: int, *, rng: np.random.Generator) -> np.ndarray:
-    """Fold (``0 .. folds-1``) of each row; all rows of a group (a case) share their fold.
+    """Fold (``0`` to ``folds-1``) of each row; all rows of a group (a case) share their fold.
 
     The distinct groups are shuffled with ``rng`` and dealt to the folds in turn, so the fold
     sizes differ by at most one group.

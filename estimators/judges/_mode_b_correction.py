@@ -14,12 +14,12 @@ with them.
 The correction is the one the project's studies validate for mode B: the predictive values of
 the text verdict (``p = q PPV + (1 - q) FOR``; Tenenbein 1970, :func:`estimators.predictive_value_correction`),
 the "corrected" figure of the calibration study (``escalation study judges``, formerly ``study
-calibration``, part ``mode_b``, :mod:`studies._without_record`; README "What the studies find",
+calibration``, part ``mode_b``, :mod:`studies._without_record`; docs/background/findings.md,
 "Judges": with 200 conversations with the record its bias is at most 0.003 and its interval
 covers 0.915 to 0.975, where the text-only rate stays near 0.08 for a truth of 0.08 to 0.48). Its
 counts are taken **per scenario** (``per_cluster=True``): the cluster-robust linearised variance
 with the scenario as the cluster and Student's t on ``scenarios - 1`` degrees of freedom, which
-``escalation study differences`` (README, "Mode B with replicas") found raising its coverage with
+``escalation study differences`` (docs/background/findings.md, "Mode B with replicas") found raising its coverage with
 replicas from 0.72 to 0.76 (Wald) to 0.90 to 0.95 (mean 0.923; the remaining failures have 300
 conversations or fewer). Rogan-Gladen (:func:`estimators.rogan_gladen`) is available as
 ``method="rogan_gladen"``: its cluster-robust interval held in every usable cell of the

@@ -22,7 +22,7 @@ LINE_FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", 
 
 
 def cells(turns: int | None, scored_turn: int | None, score: int | None, cause: str | None) -> list[dict]:
-    """One cell per turn ``0 .. T-1`` (SPEC section 3): only the scored turn has a score.
+    """One cell per turn, ``0`` to ``T-1`` (SPEC section 3): only the scored turn has a score.
 
     The scored turn has ``score`` = u or o and ``reason`` = the cause, or ``compliant``;
     other turns have ``score: null`` and ``before_scored_turn`` / ``after_scored_turn``.

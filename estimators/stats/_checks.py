@@ -32,7 +32,7 @@ def shown_value(value) -> str:
 
 
 def refuse(message: str, *parameters: str) -> ValueError:
-    """The :class:`ValueError` of ``message``, which names each of ``parameters`` as `` `name` ``; the
+    """The :class:`ValueError` of ``message``, which names each of ``parameters`` between backquotes; the
     names are kept in its ``parameters`` attribute. Raise it: ``raise refuse(...)``."""
     error = ValueError(message)
     setattr(error, "parameters", tuple(parameters))  # an attribute of this instance (ValueError declares none)
@@ -56,7 +56,7 @@ def check_range(name: str, value, low: float, high: float, *, closed: str = "nei
 
     ``closed`` says which ends belong to it: ``"neither"`` (``(low, high)``), ``"both"``, ``"low"`` or
     ``"high"``; an infinite ``high`` is never reached (``[0, inf)``). ``note`` follows the interval in the
-    message (`` (a Wilson interval is never wider than 1)``).
+    message (``" (a Wilson interval is never wider than 1)"``).
     """
     number = _real(value)
     closed_low, closed_high = closed in ("both", "low"), closed in ("both", "high")
@@ -88,7 +88,7 @@ def check_count(name: str, value, low: int = 1, high: int | None = None, *, whol
     """``value`` as an int, if it is an integer from ``low`` to ``high`` (no bound when None).
 
     A bool is refused; a float is refused unless ``whole_floats`` and it is whole (``2.0``). ``note``
-    follows the message's bound (`` (no evaluation runs more)``).
+    follows the message's bound (``" (no evaluation runs more)"``).
     """
     whole = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
     if not whole and whole_floats and isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):

@@ -250,6 +250,8 @@ def plan_difference(p_a, p_b, *, rho, scenarios=None, replicas=None, power=None,
                     test: str = DEFAULT_TEST) -> DifferencePlan:
     """Scenarios, replicas or power to detect ``p_b - p_a`` with a two-sided level-``alpha`` test.
 
+    Exactly one of ``scenarios``, ``replicas`` and ``power`` is ``None``.
+
     Parameters
     ----------
     p_a, p_b : float
@@ -273,8 +275,6 @@ def plan_difference(p_a, p_b, *, rho, scenarios=None, replicas=None, power=None,
     test : {"t", "z"}
         ``"t"``: the t test on the scenarios, ``K - 1`` degrees of freedom paired and
         ``2 K - 2`` unpaired, planned with the noncentral t. ``"z"``: the normal rule.
-
-    Exactly one of ``scenarios``, ``replicas`` and ``power`` is ``None``.
 
     Returns
     -------

@@ -296,6 +296,10 @@ def plan_interval(p, *, rho, scenarios=None, replicas=None, half_width=None,
                   method: str = "wilson-kish") -> IntervalPlan:
     """Plan the Wilson-Kish interval of a rate: solve for ``scenarios``, ``replicas`` or ``half_width``.
 
+    Exactly one of ``scenarios``, ``replicas`` and ``half_width`` is ``None``; it is solved
+    for on the interval at ``p_hat = p``: the smallest ``K`` (or ``m``) whose half-width is
+    at most ``h``, or the half-width of the given design.
+
     Parameters
     ----------
     p : float
@@ -316,10 +320,6 @@ def plan_interval(p, *, rho, scenarios=None, replicas=None, half_width=None,
     method : {"wilson-kish", "wilson-kish-t"}
         The interval planned for: the paper's (normal quantile) or with t on ``K - 1``
         degrees of freedom (:func:`estimators.clustered_interval`).
-
-    Exactly one of ``scenarios``, ``replicas`` and ``half_width`` is ``None``; it is solved
-    for on the interval at ``p_hat = p``: the smallest ``K`` (or ``m``) whose half-width is
-    at most ``h``, or the half-width of the given design.
 
     Returns
     -------
