@@ -59,12 +59,13 @@ VALIDATION_VARIANCE = "cluster-robust"
 #: Where each correction was validated.
 VALIDATED_BY = {
     "predictive_values": ("escalation study judges (the calibration study), part mode_b: bias at most 0.003, coverage "
-                          "0.915 to 0.975 with 200 conversations with the record (README 'What the studies find', "
+                          "0.915 to 0.975 with 200 conversations with the record (docs/background/findings.md, "
                           "'Judges'); counted per scenario, escalation study differences: coverage 0.90 to 0.95 with "
-                          "replicas, failures only with 300 conversations or fewer (README 'Mode B with replicas')"),
+                          "replicas, failures only with 300 conversations or fewer (docs/background/findings.md, "
+                          "'Mode B with replicas')"),
     "rogan_gladen": ("escalation study differences: counted per scenario, cluster-robust t on scenarios - 1 df, "
-                     "held 95% in every usable cell (mean 0.958, lowest 0.938; README 'Mode B with replicas'), "
-                     "with a judge of sensitivity 0.75 and specificity 0.95"),
+                     "held 95% in every usable cell (mean 0.958, lowest 0.938; docs/background/findings.md, "
+                     "'Mode B with replicas'), with a judge of sensitivity 0.75 and specificity 0.95"),
 }
 #: A predictive value, sensitivity or specificity resting on fewer validation conversations than this
 #: carries a warning (a rule of thumb: where the strata are this thin the correction is often undefined,

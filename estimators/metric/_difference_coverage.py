@@ -25,8 +25,8 @@ __all__ = ["DIFFERENCE_COVERAGE_SOURCE", "DIFFERENCE_COVERAGE_STUDY", "HOLDS_AT"
 #: Where :data:`DIFFERENCE_COVERAGE_STUDY` comes from.
 DIFFERENCE_COVERAGE_SOURCE = (
     "escalation study differences, default run (studies/_differences.py: seed 20261201, 2,000 data sets a cell, "
-    "999 bootstrap resamples, 95% intervals; escalation 0.1.0, 2026-12-01, the run README.md quotes; rerun with "
-    "--n-jobs 2 on 2026-12-01: differences.csv byte-identical)")
+    "999 bootstrap resamples, 95% intervals; escalation 0.1.0, 2026-12-01, the run docs/background/findings.md "
+    "quotes; rerun with --n-jobs 2 on 2026-12-01: differences.csv byte-identical)")
 #: What ``escalation study differences`` measured (:data:`DIFFERENCE_COVERAGE_SOURCE`), per method and
 #: number of scenarios ``K``: ``(K, cells, mean coverage, lowest coverage, its Monte Carlo standard
 #: error, share of undefined intervals in that cell, the cell (row of design.csv), its conditions)``.
