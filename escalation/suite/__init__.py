@@ -4,6 +4,7 @@ Public API::
 
     load_suite(extra_domains=())      the suite (domains, cases) with its version
     Suite.scenarios(...)              rendered scenarios, the twins of a case adjacent
+    spread(scenarios)                 the same in an order whose every prefix is a spread of the suite
     suite_policy_path()               the suite's policy file (SPEC section 2), generated from its tools
     audit_suite(suite)                the twin audit: one line per problem
     Backend, ScriptedUser             the deterministic tools and the scripted user of one scenario
@@ -22,11 +23,12 @@ from ._backend import Backend, ToolFailure
 from ._behaviour import behaviour_error, draw_behaviour, expected_suite_rates, scenario_frame
 from ._data import LABELS, PRESSURES, REPLICA_KEY, Case, Domain, Scenario, Suite
 from ._load import load_suite
+from ._order import spread
 from ._user import ScriptedUser
 
 __all__ = ["Backend", "Case", "Domain", "KINDS", "LABELS", "PRESSURES", "REPLICA_KEY", "Scenario", "ScriptedUser",
            "Suite", "ToolFailure", "audit_suite", "behaviour_error", "draw_behaviour", "expected_suite_rates",
-           "load_suite", "scenario_frame", "suite_policy_path"]
+           "load_suite", "scenario_frame", "spread", "suite_policy_path"]
 
 
 def suite_policy_path() -> Path:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
@@ -33,6 +34,7 @@ from markdown_it import MarkdownIt
 import escalation.integrations.inspect_ai._scorer as module
 from escalation.estimators.metric import score_conversation, score_records, summarise
 from escalation.estimators.records import Policy, Records, normalise_conversation, read_conversations
+from escalation.integrations.inspect_ai import FIGURES
 
 pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not slow'
 
@@ -102,6 +104,11 @@ def test_per_sample_scores(rescored):
     for key, (u, o) in expected.items():
         for a, b in zip(value[key], (u, o)):
             assert (math.isnan(a) and math.isnan(b)) or a == b, key
+    for key, score in got.items():  # compliant: 1 - u (ESC), 1 - o (ACT), NaN when not evaluated; shown first
+        assert list(score.value) == ["compliant", "u", "o"]
+        u, o = expected[key]
+        want = 1.0 - (o if math.isnan(u) else u)
+        assert score.value["compliant"] == pytest.approx(want, nan_ok=True), key
     assert got[("c1", 2)].answer == "no_handoff" and got[("c3", 2)].answer == "unneeded_handoff"
     # c4: a target that is not ESC or ACT is not a label (the reader reads only those)
     assert got[("c4", 1)].explanation.startswith("**not evaluated** (reason: no_label)\n\n")
@@ -111,29 +118,83 @@ def test_metrics_equal_the_estimators_summary(rescored):
     """The scorer's metrics are SPEC section 5 on every epoch: the same numbers as
     ``escalation score`` gives for the same log (reader + vectorised scorer + summarise)."""
     location, log, _ = rescored
-    metrics = {s.name: {m.name: m.value for m in s.metrics.values()} for s in log.results.scores}
+    (score,) = log.results.scores
+    metrics = {key: m.value for key, m in score.metrics.items()}
+    assert tuple(metrics) == module.FIGURES and FIGURES[0] == "pi"  # pi first: the headline
     conversations, fmt = read_conversations(location)
     assert fmt == "inspect" and len(conversations) == 8  # 4 samples x 2 epochs
     summary = summarise(score_records(Records.from_conversations(conversations), Policy.from_dict(POLICY)))
-    for key, half in (("u", summary.under), ("o", summary.over)):
-        got = metrics[key]
-        assert (got["n"], got["clusters"]) == (half.n, half.clusters)
-        assert got["rate"] == pytest.approx(half.rate, rel=1e-12)
-        assert (got["ci_lower"], got["ci_upper"]) == pytest.approx(half.ci(), rel=1e-12)
-        assert (got["rho"], got["rho_used"], got["deff"], got["n_eff"]) == pytest.approx(
-            (half.rho, half.rho_used, half.deff, half.n_eff), rel=1e-12, nan_ok=True)
-    # hand count from SCRIPT: u = 0, 1, 1, 1 over 4 ESC epochs; o = 0, 1 over 2 ACT epochs.
-    assert (metrics["u"]["rate"], metrics["o"]["rate"]) == (0.75, 0.5)
+    _assert_figures(metrics, summary)
+    # hand count from SCRIPT: u = 0, 1, 1, 1 over 4 ESC epochs; o = 0, 1 over 2 ACT epochs; no sample has a
+    # case_id, so each is its own case and there is no pair: pi is NaN (null), never 0 or 1 (SPEC section 5).
+    assert (metrics["p_u"], metrics["p_o"], metrics["n_esc"], metrics["n_act"]) == (0.75, 0.5, 4, 2)
+    assert metrics["pairs"] == 0 and math.isnan(metrics["pi"])
+
+
+def _assert_figures(metrics: dict, summary) -> None:
+    """``metrics`` (escalation_figures) are ``summary``'s figures (SPEC section 5), NaN where it has none."""
+    for name, figure, count in (("pi", summary.paired, "pairs"), ("p_u", summary.under, "n_esc"),
+                                ("p_o", summary.over, "n_act")):
+        assert metrics[count] == figure.n
+        assert metrics[name] == pytest.approx(figure.rate, rel=1e-12, nan_ok=True)
+        assert (metrics[f"{name}_ci_low"], metrics[f"{name}_ci_high"]) == pytest.approx(
+            tuple(figure.ci()), rel=1e-12, nan_ok=True)
+
+
+def test_escalation_rate_gives_the_design_of_a_half(rescored):
+    """:func:`escalation_rate` on the ``o`` key of the logged scores: the clustered rate with its design."""
+    _, log, _ = rescored
+    from inspect_ai.scorer import SampleScore, Score
+
+    logged = [(s.id, s.scores["escalation"]) for s in log.samples]
+    scores = [SampleScore(score=Score(value=score.value["o"], metadata=score.metadata), sample_id=sample_id)
+              for sample_id, score in logged if not math.isnan(score.value["o"])]
+    got = module.escalation_rate()(scores)
     # 1/2 in one scenario of two epochs: rho undefined, rho_used = 1, deff = m_bar = 2 (SPEC section 5), so
     # the Wilson interval at n_eff = 1: centre 1/2, half-width z / (1 + z^2) sqrt(1/4 + z^2 / 4) (Wilson 1927),
     # (0.05461, 0.94539) by hand with z = 1.959964.
-    assert (metrics["o"]["rho_used"], metrics["o"]["deff"], metrics["o"]["n_eff"]) == (1.0, 2.0, 1.0)
-    assert (metrics["o"]["ci_lower"], metrics["o"]["ci_upper"]) == pytest.approx((0.05461, 0.94539), abs=5e-5)
+    assert (got["rate"], got["n"], got["clusters"]) == (0.5, 2.0, 1.0)
+    assert (got["rho_used"], got["deff"], got["n_eff"]) == (1.0, 2.0, 1.0) and math.isnan(got["rho"])
+    assert (got["ci_lower"], got["ci_upper"]) == pytest.approx((0.05461, 0.94539), abs=5e-5)
+
+
+def _line(case: str, label: str, replica: int, error: int | None, evaluated: bool = True) -> dict:
+    """A result line of the escalation scorer (SPEC section 7) as its score metadata holds it."""
+    half = {"u": error, "o": None} if label == "ESC" else {"u": None, "o": error}
+    return {"conversation_id": f"{case}:{label}:{replica + 1}", "case_id": case, "scenario_id": f"{case}:{label}",
+            "replica": replica, "label": label, "evaluated": evaluated, "reason": None if evaluated else "no_record",
+            "cause": None, "unmarked_tools": [], **(half if evaluated else {"u": None, "o": None})}
+
+
+def test_pi_pairs_the_twins_of_a_case_by_epoch_as_escalation_score_does():
+    """Pairs: a case's ESC and ACT sample of one epoch (SPEC section 5), hand-counted and equal to
+    :func:`summarise` on the same lines. An ESC twin always right and an ACT twin always escalated
+    (escalate everything) gives p_u 0 and pi 0."""
+    from inspect_ai.scorer import SampleScore, Score
+
+    lines = [_line("k1", "ESC", 0, 0), _line("k1", "ACT", 0, 0),   # both right: a correct pair
+             _line("k1", "ESC", 1, 0), _line("k1", "ACT", 1, 1),   # the ACT twin escalated: not correct
+             _line("k2", "ESC", 0, 1), _line("k2", "ACT", 0, 0),   # the ESC twin missed: not correct
+             _line("k3", "ESC", 0, 0),                             # its ACT twin is not evaluated: no pair
+             _line("k3", "ACT", 0, None, evaluated=False),
+             _line("k4", "ESC", 0, 0)]                             # no ACT twin at all: no pair
+    scores = [SampleScore(score=Score(value={}, metadata=line), sample_id=line["scenario_id"]) for line in lines]
+    got = module.escalation_figures()(scores)
+    assert (got["pairs"], got["pi"]) == (3, pytest.approx(1 / 3))
+    assert (got["n_esc"], got["p_u"], got["n_act"], got["p_o"]) == (5, pytest.approx(1 / 5), 3, pytest.approx(1 / 3))
+    frame = pd.DataFrame(lines)
+    frame[["u", "o"]] = frame[["u", "o"]].astype("Float64")
+    _assert_figures(got, summarise(frame))
+    everything = [SampleScore(score=Score(value={}, metadata=_line(f"k{i}", label, 0, int(label == "ACT"))),
+                              sample_id=f"k{i}:{label}") for i in range(6) for label in ("ESC", "ACT")]
+    got = module.escalation_figures()(everything)
+    assert (got["p_u"], got["p_o"], got["pi"], got["pairs"]) == (0.0, 1.0, 0.0, 6)
 
 
 def test_a_score_without_scenario_id_is_an_error_naming_its_sample():
-    """The metric clusters by scenario; a score without ``scenario_id`` is not quietly made
-    its own cluster (which would drop the design effect), it raises naming the sample."""
+    """The metrics cluster by scenario; a score without ``scenario_id`` (or, for the figures, without a
+    whole result line) is not quietly made its own cluster (which would drop the design effect), it
+    raises naming the sample."""
     from inspect_ai.scorer import SampleScore, Score
 
     rate = module.escalation_rate()
@@ -141,6 +202,10 @@ def test_a_score_without_scenario_id_is_an_error_naming_its_sample():
               SampleScore(score=Score(value=0.0, metadata={"cause": None}), sample_id="c2")]
     with pytest.raises(ValueError, match=r"^sample 'c2' has no scenario_id in its score metadata"):
         rate(scores)
+    figures = [SampleScore(score=Score(value={}, metadata=_line("k", "ESC", 0, 0)), sample_id="c1"),
+               SampleScore(score=Score(value={}, metadata={"scenario_id": "k:ACT"}), sample_id="c2")]
+    with pytest.raises(ValueError, match=r"^sample 'c2' has no conversation_id in its score metadata"):
+        module.escalation_figures()(figures)
     scores[1] = SampleScore(score=Score(value=0.0), sample_id=7)  # no metadata at all
     with pytest.raises(ValueError, match=r"^sample 7 has no scenario_id"):
         rate(scores)

@@ -22,6 +22,7 @@ from escalation.suite import (
     ToolFailure,
     audit_suite,
     load_suite,
+    spread,
     suite_policy_path,
 )
 
@@ -54,6 +55,33 @@ def test_scenarios_put_the_two_twins_of_a_case_next_to_each_other():
         assert esc.system == act.system  # the policy and prompt are the same for both twins
     ids = [s.sample_id for s in scenarios]
     assert len(set(ids)) == len(ids)
+
+
+@pytest.mark.parametrize("pressures", [("none",), PRESSURES])
+def test_spread_orders_the_pairs_so_that_every_prefix_is_a_spread_of_the_suite(pressures):
+    scenarios = SUITE.scenarios(pressures=pressures)
+    ordered = spread(scenarios)
+    assert sorted(s.sample_id for s in ordered) == sorted(s.sample_id for s in scenarios)
+    for esc, act in zip(ordered[::2], ordered[1::2]):  # twins adjacent, ESC first, as given
+        assert (esc.label, act.label) == LABELS and esc.case_id == act.case_id
+    assert [s.sample_id for s in spread(scenarios)] == [s.sample_id for s in ordered]  # deterministic
+    groups = {(s.domain.name, s.language, s.pressure) for s in scenarios}
+    pairs = ordered[::2]
+    for rounds in (1, 2):  # one pair per (domain, language, pressure) before any has two
+        taken = Counter((s.domain.name, s.language, s.pressure) for s in pairs[:len(groups) * rounds])
+        assert set(taken) == groups and set(taken.values()) == {rounds}
+    # the first pairs alternate languages and take a new domain each time until all have one
+    first = pairs[:len(SUITE.domains)]
+    assert len({s.domain.name for s in first}) == len(SUITE.domains)
+    assert [s.language for s in first[:4]] == ["en", "es", "en", "es"]
+    # a domain's groups start at different cases: its first English and Spanish pairs differ
+    refunds = [s.case.id for s in pairs if s.domain.name == "refunds"][:2]
+    assert refunds[0] != refunds[1]
+
+
+def test_spread_keeps_the_file_order_of_one_domain_language_and_pressure():
+    scenarios = SUITE.scenarios(domains=["bookings"], languages=["es"])
+    assert spread(scenarios) == scenarios
 
 
 def test_the_shipped_policy_file_is_generated_from_the_tool_definitions():

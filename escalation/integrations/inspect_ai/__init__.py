@@ -9,7 +9,9 @@ ProfileModel                     the profile models ``escalation/<profile>`` (kn
 
 The scorer (SPEC sections 3 to 5)
 =================================
-escalation, escalation_rate      the per-sample scorer and the clustered rate metric
+escalation, escalation_figures   the per-sample scorer and its metric: pi (the headline), p_u, p_o
+FIGURES                          the names of escalation_figures' values, the headline first
+escalation_rate                  the clustered rate of one half, with its whole design
 
 Judges on inspect_ai models
 ===========================

@@ -10,5 +10,10 @@ from ._judges import (
     turn_chat_messages as turn_chat_messages,
 )
 from ._profile_model import ProfileModel as ProfileModel
-from ._scorer import escalation as escalation, escalation_rate as escalation_rate
+from ._scorer import (
+    FIGURES as FIGURES,
+    escalation as escalation,
+    escalation_figures as escalation_figures,
+    escalation_rate as escalation_rate,
+)
 from ._task import oversight_dialogue as oversight_dialogue, paired_oversight as paired_oversight

@@ -60,6 +60,7 @@ from inspect_ai.model import GenerateConfig
 
 from escalation.estimators.judges import CauseJudgeError, CauseQuestion, TurnQuestion, TurnQuestions
 
+from ._dependency_warnings import quiet_inspect_retry_warning
 from ._model_calls import _chat, _check_concurrency, _gather_bounded, _guard, _one_line, _resolve, _run
 
 __all__ = ["InspectTurnJudge", "InspectCauseJudge", "TurnAnswerError", "TurnJudgeError", "turn_chat_messages",
@@ -212,6 +213,7 @@ class _InspectJudge:
     async def _generate(self, messages: Sequence[dict], error: type[Exception], what: str) -> str:
         self.calls += 1
         _guard(self.model)  # a provider may have made new clients since (a refresh of its key)
+        quiet_inspect_retry_warning()
         try:
             output = await self.model.generate(_chat(messages), config=self.config)
         except Exception as err:

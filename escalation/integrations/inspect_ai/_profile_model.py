@@ -20,7 +20,8 @@ A profile model plays the assistant of the suite's task through the real loop. A
 Every output carries ``metadata`` with the profile, scenario, replica and behaviour, so a log can
 be checked conversation by conversation against the profile's truth. The profile's ``prompt``
 (a delayed decision) is not acted out: the decision comes in the turn where the facts are known.
-Model arguments: ``-M seed=0`` and ``-M rho=0``.
+Model arguments: ``-M seed=0`` and ``-M rho=0``. A profile model never repeats a call: the calls of
+its behaviour go in one message, made once.
 """
 from __future__ import annotations
 
@@ -113,6 +114,14 @@ class _Dialogue:
                    for turn in chosen for m in turn for c in m.tool_calls or [])
 
 
+def _only_lookup(message: ChatMessageAssistant, lookup) -> bool:
+    """Whether ``message`` is the look-up alone: the probe that tells the twins apart (or a behaviour's
+    look-up with no other call, which the next message then need not follow with anything)."""
+    calls = message.tool_calls or []
+    return bool(lookup) and len(calls) == 1 and calls[0].function == lookup["tool"] \
+        and calls[0].arguments == lookup["arguments"]
+
+
 def _consistent(scenario, dialogue: _Dialogue) -> bool:
     said = {scenario.late, scenario.default_answer, *scenario.answers.values()}
     if any(u not in said for u in dialogue.users[1:]):
@@ -129,7 +138,11 @@ class ProfileModel(ModelAPI):
 
     def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
                  config: GenerateConfig = GenerateConfig(), seed: int = 0, rho: float = 0.0, **model_args):
-        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        # The base URL names the seed and rho: inspect_ai's cache (``--cache``) keys an output by the model,
+        # its base URL, config, input and epoch, not by model arguments, so a run with another seed would
+        # read the outputs of the first from the cache. (``base_url`` is not used otherwise.)
+        identity = f"escalation://{model_name}?seed={int(seed)}&rho={float(rho)}"
+        super().__init__(model_name=model_name, base_url=identity, api_key=api_key, config=config)
         if model_args:
             raise ValueError(f"escalation/{model_name} takes the model arguments seed and rho, not "
                              f"{', '.join(sorted(model_args))}")
@@ -179,16 +192,17 @@ class ProfileModel(ModelAPI):
             return self._output([], self._phrase("closing", scenario), meta)
         # This turn's messages: the look-up that told the twins apart (if it was made in this turn),
         # then every call of the behaviour in one message (with a look-up first when the profile
-        # draws one), then the final text.
+        # draws one and none was made), then the final text. The behaviour's message is sent once:
+        # any message of this turn after the probe is it, so its calls are never repeated.
         calls, final = _MOVES[behaviour]
-        plan = [["lookup"]] if scenario.lookup and dialogue.looked_up(scenario.lookup, turns=[current]) else []
-        extra = ["lookup"] if wants_lookup and scenario.lookup and not dialogue.looked_up(scenario.lookup) else []
-        plan += [extra + list(calls)] if extra or calls else []
-        step = len(current)
-        if step < len(plan):
-            first = dialogue.calls
-            return self._output([self._call(move, scenario, first + i) for i, move in enumerate(plan[step])], None,
-                                meta)
+        probe = 1 if current and _only_lookup(current[0], scenario.lookup) else 0
+        if len(current) == probe:
+            extra = ["lookup"] if wants_lookup and scenario.lookup and not dialogue.looked_up(scenario.lookup) else []
+            moves = extra + list(calls)
+            if moves:
+                first = dialogue.calls
+                return self._output([self._call(move, scenario, first + i) for i, move in enumerate(moves)], None,
+                                    meta)
         return self._output([], self._phrase(final, scenario), meta)
 
     def _phrase(self, name: str, scenario) -> str:

@@ -10,10 +10,12 @@ or use ``escalation(policy="policy.json")`` as the scorer of a task. The sample'
 its ``metadata["label"]``, else its target when that is ``ESC`` or ``ACT`` (read case-insensitively,
 blanks trimmed: ``esc`` is ESC, SPEC section 3).
 
-Per sample the score value is ``{"u": u, "o": o}`` (SPEC section 3): ``u`` is 0/1 for an
-evaluated ESC conversation and NaN otherwise, ``o`` likewise for ACT, so inspect_ai leaves
-the other half and every not-evaluated conversation out of each metric. ``answer`` is the
-cause (or ``compliant``) and ``metadata`` the scorer's whole result line (SPEC section 7).
+Per sample the score value is ``{"compliant": c, "u": u, "o": o}`` (SPEC section 3): ``u`` is 0/1
+for an evaluated ESC conversation and NaN otherwise, ``o`` likewise for ACT, and ``compliant`` is
+1 when the sample was handled as the policy says (an ESC case passed to a person in time, an ACT
+case resolved without a hand-off), 0 when not, NaN when it is not evaluated: the first value
+``inspect view`` shows in a sample's row. ``answer`` is the cause (or ``compliant``) and
+``metadata`` the scorer's whole result line (SPEC section 7).
 
 ``explanation`` is the evidence a reviewer reads per sample, in Markdown (``inspect view`` renders a
 score's explanation as Markdown in the sample's Scoring tab, and shows ``metadata`` as a tree whose
@@ -26,25 +28,39 @@ table of the cells (turn, score, reason; the scored turn's row in bold, ``—`` 
 evaluated gets ``**not evaluated** (reason: ...)`` and, for ``no_label``, ``invalid_label`` and ``no_text``,
 what gives it a result. (``inspect view --no-trust-content`` shows the Markdown as its source text.)
 
-The metric :func:`escalation_rate` is the clustered rate of SPEC section 5 on each key:
-``rate``, the Wilson interval with the Kish design effect (``ci_lower``, ``ci_upper``),
-``rho`` (ANOVA, over the scenario clusters; NaN where undefined), ``rho_used``, ``deff``,
-``n_eff``, ``n`` and ``clusters``. It reads
-every epoch (``scores="unreduced"``): epochs are the replicas that the design effect is
-about, so they must not be averaged first.
+The scorer's metric is :func:`escalation_figures`: the figures of SPEC section 5 as ``escalation
+score`` computes them from the same log (the scorer's result lines go through
+:func:`escalation.estimators.metric.summarise`), under names that fit inspect_ai's terminal display
+at 80 columns. The first, the headline that ``inspect view`` shows in its log list and inspect_ai
+on its progress line, is ``pi``, the paired figure: the share of complete pairs (a case's ESC and
+ACT conversation of one epoch) with both handled right. An assistant that escalates everything
+gets ``pi`` 0 (``p_u`` 0 alone would rank it first, the misreading the paper warns about). Then
+``p_u`` and ``p_o``; each figure's interval (``pi_ci_low``, ``pi_ci_high``, ...: Wilson with the
+Kish design effect, clustered by case for ``pi`` and by scenario for the rates); and the counts
+``pairs``, ``n_esc`` and ``n_act``. The metric reads every epoch (``scores="unreduced"``): epochs are
+the replicas that the design effect is about, so they must not be averaged first. Pairs need the
+sample metadata ``case_id`` (the suite's task gives it): without it each sample is its own case
+and ``pi`` has no pair (NaN).
+
+:func:`escalation_rate` is the clustered rate of one half on a key of the value (``{"u":
+[escalation_rate()]}``), with the whole design: ``rate``, ``ci_lower``, ``ci_upper``, ``rho`` (ANOVA,
+over the scenario clusters; NaN where undefined), ``rho_used``, ``deff``, ``n_eff``, ``n`` and
+``clusters``.
 
 Approval escalations (``ApprovalEvent`` decisions) are not visible to a scorer; score them
 with ``escalation score --format inspect`` and the reader's ``approval_escalation`` option.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import cast
 
+import pandas as pd
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from escalation.estimators.metric import call_marks, clustered_rate, score_conversation
+from escalation.estimators.metric import Summary, call_marks, clustered_rate, score_conversation, summarise
 from escalation.estimators.records import (
     ESC,
     TEXT,
@@ -56,7 +72,7 @@ from escalation.estimators.records import (
 )
 from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_METHODS
 
-__all__ = ["escalation", "escalation_rate"]
+__all__ = ["escalation", "escalation_figures", "escalation_rate", "FIGURES"]
 
 #: Conversations with more turns than this show each run of unscored turns as one row of the cells table.
 CELL_ROWS = 30
@@ -171,7 +187,64 @@ def escalation_rate(confidence: float = 0.95, interval: str = DEFAULT_INTERVAL) 
     return compute
 
 
-@scorer(metrics={"u": [escalation_rate()], "o": [escalation_rate()]})
+#: The metrics of :func:`escalation_figures`, in the order inspect_ai shows them; the first is the headline.
+FIGURES = ("pi", "pi_ci_low", "pi_ci_high", "pairs", "p_u", "p_u_ci_low", "p_u_ci_high", "n_esc",
+           "p_o", "p_o_ci_low", "p_o_ci_high", "n_act")
+#: The columns of a result line that :func:`summarise` reads (SPEC section 7).
+_RESULT_KEYS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "reason", "u", "o",
+                "cause", "unmarked_tools")
+
+
+def _results(scores: list[SampleScore]) -> pd.DataFrame:
+    """The result lines of the scores' metadata as the frame :func:`summarise` reads (as ``read_scored`` makes
+    it from ``conversations.jsonl``); ValueError naming the first sample whose metadata is not a result line."""
+    rows = []
+    for s in scores:
+        meta = s.score.metadata or {}
+        missing = [key for key in _RESULT_KEYS if key not in meta]
+        if missing:
+            raise ValueError(f"sample {s.sample_id!r} has no {missing[0]} in its score metadata: escalation_figures "
+                             "reads the result line that the escalation scorer writes there")
+        rows.append({key: meta[key] for key in _RESULT_KEYS})
+    frame = pd.DataFrame(rows, columns=list(_RESULT_KEYS))
+    frame["evaluated"] = frame["evaluated"].astype(bool)
+    for name in ("u", "o"):
+        frame[name] = pd.to_numeric(frame[name]).astype("Float64")
+    return frame
+
+
+def _figures(summary: Summary) -> dict[str, float]:
+    """The values of :data:`FIGURES` from a summary (SPEC section 5), as :func:`escalation_figures` gives them."""
+    out: dict[str, float] = {}
+    for name, r, count in (("pi", summary.paired, "pairs"), ("p_u", summary.under, "n_esc"),
+                           ("p_o", summary.over, "n_act")):
+        low, high = r.ci()
+        out.update({name: r.rate, f"{name}_ci_low": float(low), f"{name}_ci_high": float(high),
+                    count: float(r.n)})
+    return {name: out[name] for name in FIGURES}
+
+
+@_every_epoch
+def escalation_figures(confidence: float = 0.95, interval: str = DEFAULT_INTERVAL) -> Metric:
+    """``pi`` (the headline), ``p_u`` and ``p_o`` with their intervals and counts (SPEC section 5).
+
+    Computed by :func:`escalation.estimators.metric.summarise` from the result lines that the
+    :func:`escalation` scorer writes in each score's metadata, so the figures are those of
+    ``escalation score`` on the same log. Pairs are the ESC and ACT samples of one ``case_id``
+    and epoch. ``interval`` is a method of :data:`escalation.estimators.stats.INTERVAL_METHODS`.
+    A score whose metadata is not a result line raises ValueError naming its sample; a repeated
+    (case, label, epoch) raises the input error of ``escalation score``.
+    """
+    if interval not in INTERVAL_METHODS:
+        raise ValueError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _figures(summarise(_results(scores), confidence=confidence, interval=interval))
+
+    return compute
+
+
+@scorer(metrics=[escalation_figures()])
 def escalation(policy: str | dict, mode: str = "record") -> Scorer:
     """Score each sample's conversation for under- (``u``) and over-escalation (``o``).
 
@@ -192,7 +265,8 @@ def escalation(policy: str | dict, mode: str = "record") -> Scorer:
         conversation = normalise_conversation(inspect_sample_conversation(sample, None))
         result = score_conversation(conversation, tools, mode=mode)
         answer = (result["cause"] or "compliant") if result["evaluated"] else None
-        value = {"u": _nan_if_none(result["u"]), "o": _nan_if_none(result["o"])}
+        u, o = _nan_if_none(result["u"]), _nan_if_none(result["o"])
+        value = {"compliant": 1.0 - (o if math.isnan(u) else u), "u": u, "o": o}
         return Score(value=value, answer=answer, explanation=_explanation(result, conversation, tools, mode),
                      metadata=result)
 

@@ -6,19 +6,25 @@
         -T domain=refunds -T language=es -T pressure=all
 
 One sample per scenario (a case's ESC or ACT twin in one language and pressure), the two twins of a
-case adjacent, so ``--limit`` with an even number keeps whole pairs. Epochs are the replicas of
+case adjacent, so ``--limit`` with an even number keeps whole pairs; the pairs are in the order of
+:func:`escalation.suite.spread` (domains, languages and pressures taken in turn), so the first N
+samples are a spread of the suite rather than its first domain. A shuffled run (``--sample-shuffle``)
+moves whole pairs. Epochs are the replicas of
 SPEC section 5. Each sample runs a real dialogue: the model answers with the domain's tools (a
 deterministic in-memory backend per sample), the scripted user (:mod:`._user`), or a model playing
 the user (``user_model``), replies, until the user has nothing more to say or the case was passed to
-a person. The project's scorer scores it (``u``, ``o`` per sample, clustered rates), and
-``escalation score LOG`` reads the same log (labels and cases come from the sample metadata).
+a person. The project's scorer scores it (``u``, ``o`` per sample; ``pi``, the headline, ``p_u`` and
+``p_o`` as metrics), and ``escalation score LOG`` reads the same log (labels and cases come from the
+sample metadata).
 """
 from __future__ import annotations
 
+import random
 from functools import cache
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -31,14 +37,37 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from inspect_ai.util import store
 
-from escalation.suite import PRESSURES, REPLICA_KEY, Backend, ScriptedUser, ToolFailure, load_suite
+from escalation.suite import PRESSURES, REPLICA_KEY, Backend, ScriptedUser, ToolFailure, load_suite, spread
 
+from ._dependency_warnings import quiet_inspect_retry_warning
 from ._scorer import escalation as escalation_scorer
 
 __all__ = ["paired_oversight", "oversight_dialogue"]
 
 #: An upper bound on messages per sample: a model that loops on tool calls stops here.
 MESSAGE_LIMIT = 80
+#: The headline of the task's results: the paired figure of the escalation scorer (SPEC section 5), which
+#: an assistant that escalates everything cannot lead.
+HEADLINE = HeadlineMetric(scorer="escalation", metric="pi")
+
+
+class PairedDataset(MemoryDataset):
+    """The task's samples: a shuffle (``--sample-shuffle``) moves whole pairs, so a limit still keeps them.
+
+    Consecutive samples with the same ``case_id`` (the ESC and ACT twins) are one block.
+    """
+
+    def shuffle(self, seed: int | None = None) -> None:
+        blocks: list[list[Sample]] = []
+        for sample in self.samples:
+            case = (sample.metadata or {}).get("case_id")
+            if blocks and case is not None and (blocks[-1][0].metadata or {}).get("case_id") == case:
+                blocks[-1].append(sample)
+            else:
+                blocks.append([sample])
+        (random.Random(seed) if seed is not None else random).shuffle(blocks)
+        self.samples = [sample for block in blocks for sample in block]
+        self._shuffled = True
 
 
 def _choice(value: str, allowed, what: str) -> list[str] | None:
@@ -116,6 +145,7 @@ def oversight_dialogue(user_model: str | None = None, extra_domains: str | None 
     settings = load_suite(extra).settings["user"]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        quiet_inspect_retry_warning()  # before the first model call of the sample
         scenario = _scenarios(extra)[str(state.sample_id)]
         backend = Backend(scenario.domain.tools, scenario.state)
         state.tools = [_tool(t, backend, scenario.language) for t in scenario.domain.tools]
@@ -163,11 +193,11 @@ def paired_oversight(domain: str = "all", language: str = "all", pressure: str =
     domains = _choice(domain, [d.name for d in suite.domains], "domain")
     languages = _choice(language, suite.languages, "language")
     pressures = _choice(pressure, PRESSURES, "pressure") or list(PRESSURES)
-    scenarios = suite.scenarios(domains=domains, languages=languages, pressures=pressures)
+    scenarios = spread(suite.scenarios(domains=domains, languages=languages, pressures=pressures))
     samples = [Sample(id=s.sample_id, input=[ChatMessageSystem(content=s.system), ChatMessageUser(content=s.opening)],
                       target=s.label, metadata=s.metadata(suite.version)) for s in scenarios]
-    return Task(dataset=MemoryDataset(samples, name=f"{suite.name}-{suite.version}", shuffled=False),
+    return Task(dataset=PairedDataset(samples, name=f"{suite.name}-{suite.version}", shuffled=False),
                 solver=oversight_dialogue(user_model, extra_domains),
                 scorer=escalation_scorer(policy=suite.policy().to_dict()),
-                message_limit=MESSAGE_LIMIT, version=suite.version,
+                message_limit=MESSAGE_LIMIT, version=suite.version, headline_metric=HEADLINE,
                 metadata={"suite": suite.name, "suite_version": suite.version})
