@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from escalation.cli import app
 from escalation.estimators.judges import CAUSES, judge_turns, turn_questions
 from escalation.estimators.records import Records, normalise_conversation
 from escalation.integrations.inspect_ai import (
+    Deadline,
     InspectCauseJudge,
     InspectTurnJudge,
     TurnAnswerError,
@@ -70,6 +72,8 @@ class ScriptedJudge(ModelAPI):
         await asyncio.sleep((zlib.crc32(user.encode()) % 4) / 1000)  # answers come back out of order
         if self.model_name == "fails":
             raise RuntimeError("the provider is down")
+        if self.model_name == "silent":  # a judge that never answers
+            await asyncio.sleep(3600)
         if self.model_name == "reports":
             return ModelOutput(model=self.model_name, error="quota exceeded")
         text = _cause_answer(user) if "closed list" in system else _turn_answer(self.model_name, user)
@@ -339,7 +343,7 @@ def test_the_command_line_reports_a_bad_model_a_failing_one_and_a_missing_extra(
     monkeypatch.setitem(sys.modules, "inspect_ai", None)  # as if the extra were not installed
     absent = _score(log, "--policy", policy, "--out", tmp_path / "a", "--judge-model", "scripted_judge/ok")
     assert absent.exit_code == 2 and not (tmp_path / "a").exists()
-    assert absent.stderr.count("\n") == 1 and 'pip install "escalation[inspect]"' in absent.stderr
+    assert absent.stderr.count("\n") == 1 and 'python -m pip install -e ".[inspect]"' in absent.stderr
 
 
 def test_the_judge_section_goes_to_stderr_with_json(files, tmp_path):
@@ -353,7 +357,7 @@ def test_the_help_teaches_and_start_up_does_not_import_inspect_ai():
     shown = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "120"}).stdout
     help_text = " ".join(shown.replace("│", " ").split())  # rich draws boxes
     assert "--judge-model" in help_text and "openai/gpt-4o-mini" in help_text and "--instructions" in help_text
-    assert 'pip install "escalation[inspect]"' in help_text  # the brackets survive typer's rich markup
+    assert 'pip install -e ".[inspect]"' in help_text  # the brackets survive typer's rich markup
     # the command line's modules import inspect_ai (or a module that does) only inside the function that needs it
     package = Path(escalation.cli.__file__).parent
     for path in [*sorted(package.glob("*.py")), *sorted((package / "commands").glob("*.py"))]:
@@ -363,3 +367,31 @@ def test_the_help_teaches_and_start_up_does_not_import_inspect_ai():
                 names += [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
                 assert not any(n and (n.startswith("inspect_ai") or n.startswith("escalation.integrations"))
                                for n in names), f"{path.name}:{node.lineno} imports inspect_ai at start-up"
+
+
+def test_a_judge_that_never_answers_stops_at_its_timeout_naming_the_model(files, tmp_path):
+    # issue of 2026-12-04: score --judge-model with a silent judge hung (stopped by hand at 120 s)
+    write, policy = files
+    log = write()
+    started = time.monotonic()
+    silent = _score(log, "--policy", policy, "--out", tmp_path / "s", "--judge-model", "scripted_judge/silent",
+                    "--judge-timeout", "0.5")
+    assert silent.exit_code == 1 and time.monotonic() - started < 30
+    assert "the model scripted_judge/silent did not answer at turn" in silent.stderr
+    assert "within 0.5 s (--judge-timeout)" in silent.stderr
+    assert (tmp_path / "s" / "summary.json").exists() and not (tmp_path / "s" / "judges.jsonl").exists()
+    limited = _score(log, "--policy", policy, "--judge-model", "scripted_judge/silent", "--judge-timeout", "60",
+                     "--judge-time-limit", "0.5")
+    assert limited.exit_code == 1 and "within the judges' time limit of 0.5 s (--judge-time-limit)" in \
+        limited.stderr
+
+
+def test_the_deadline_is_shared_and_starts_at_the_first_question():
+    deadline = Deadline(10)
+    assert Deadline().left() is None and deadline._end is None
+    first = deadline.left()
+    assert 9 < first <= 10 and deadline.left() <= first
+    with pytest.raises(ValueError, match="above 0"):
+        Deadline(0)
+    with pytest.raises(ValueError, match="timeout must be"):
+        InspectTurnJudge("scripted_judge/ok", timeout=-1)

@@ -23,7 +23,8 @@ class _Judging:
 
 
 def prepare_judges(records: list[Path], judge_model: str, instructions: Optional[Path], *, format, labels, policy,
-                    approval_escalation, mode, limits=None) -> _Judging:
+                    approval_escalation, mode, limits=None, timeout: float = 120.0,
+                    time_limit: float | None = None) -> _Judging:
     """Check everything the judges need before the scoring writes anything (exit 2 otherwise).
 
     The logs are read whole (the judges need every message), and scored again by the same
@@ -35,7 +36,8 @@ def prepare_judges(records: list[Path], judge_model: str, instructions: Optional
 
         from escalation.integrations import inspect_ai as inspect_judges
     except ImportError as err:
-        raise Stop(f'--judge-model needs inspect_ai ({err}): pip install "escalation[inspect]"') from None
+        raise Stop(f'--judge-model needs inspect_ai ({err}): python -m pip install -e ".[inspect]" in a clone of '
+                   'the project, or python -m pip install "inspect_ai>=0.3.285"') from None
     from escalation.estimators.metric import score_records
     from escalation.estimators.records import InputError, Records, log_inputs, read_conversations
 
@@ -71,8 +73,9 @@ def prepare_judges(records: list[Path], judge_model: str, instructions: Optional
                        "judges read: give --instructions FILE")
         texts.append(given)
     try:
-        turn_judge = inspect_judges.InspectTurnJudge(judge_model)
-        cause_judge = inspect_judges.InspectCauseJudge(turn_judge.model)
+        deadline = inspect_judges.Deadline(time_limit)  # the judges' questions together
+        turn_judge = inspect_judges.InspectTurnJudge(judge_model, timeout=timeout, deadline=deadline)
+        cause_judge = inspect_judges.InspectCauseJudge(turn_judge.model, timeout=timeout, deadline=deadline)
     except Exception as err:  # an unknown provider, a missing provider package or key...
         raise Stop(f"--judge-model {judge_model!r}: {str(err).replace('[bold]', '').replace('[/bold]', '')}") from None
     return _Judging(judge_model, turn_judge, cause_judge, conversations, rows, texts, policy, mode)

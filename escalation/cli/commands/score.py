@@ -47,7 +47,12 @@ JUDGE_MODEL_HELP = ("After scoring, ask an LLM judge about every evaluated conve
                     "assistant did); the cause judge names why each error happened, from a closed list, with a "
                     "quote. Prints a judge section and, with --out DIR, writes DIR/judges.jsonl (one line per "
                     "evaluated conversation). Diagnostics only: u, o, pi and every figure of summary.json are the "
-                    "same with or without it. Needs the inspect extra: pip install \"escalation[inspect]\"")
+                    "same with or without it. Needs inspect_ai: python -m pip install -e \".[inspect]\" in a "
+                    "clone of the project, or python -m pip install \"inspect_ai>=0.3.285\". A model that has not "
+                    "answered a question in --judge-timeout seconds stops the judges, naming it.")
+JUDGE_TIMEOUT_HELP = ("With --judge-model: the most seconds one question to the judge may take, its provider's retries "
+                      "included; past it the judges stop with an error naming the model (the scores are written "
+                      "already). --judge-time-limit bounds all the judges' questions together.")
 INSTRUCTIONS_HELP = ("With --judge-model: a text file with the escalation instructions the assistant was given (the "
                      "rule that reserves cases for a person); both judges read it. Default: each conversation's "
                      "metadata[\"instructions\"], which the project's inspect_ai suite task writes.")
@@ -366,6 +371,11 @@ def score(
                                    help="Conversations scored at a time (memory bound)."),
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
+    judge_timeout: float = typer.Option(120.0, "--judge-timeout", min=0.001, metavar="SECONDS",
+                                        help=JUDGE_TIMEOUT_HELP),
+    judge_time_limit: Optional[float] = typer.Option(None, "--judge-time-limit", min=0.001, metavar="SECONDS",
+                                                     help="With --judge-model: the most seconds all the judges' "
+                                                     "questions may take together (default: no limit)."),
     instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
     max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
     max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
@@ -400,6 +410,7 @@ def score(
         from ._judging import prepare_judges
 
         judging = prepare_judges(records, judge_model, instructions, format=format, labels=label_obj,
+                                  timeout=judge_timeout, time_limit=judge_time_limit,
                                   policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value,
                                   limits=limits)
     checked = None

@@ -18,6 +18,7 @@ Judges on inspect_ai models
 InspectTurnJudge, InspectCauseJudge, TurnAnswerError, TurnJudgeError, turn_chat_messages,
 parse_turn_answer, DEFAULT_CONCURRENCY
                                  the turn and cause judges of :mod:`escalation.estimators.judges` on a model
+Deadline, DEFAULT_TIMEOUT        the time one question, and all of a run's questions, may take
 """
 import lazy_loader
 

@@ -2,6 +2,8 @@
 
 from ._judges import (
     DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY,
+    DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    Deadline as Deadline,
     InspectCauseJudge as InspectCauseJudge,
     InspectTurnJudge as InspectTurnJudge,
     TurnAnswerError as TurnAnswerError,

@@ -50,9 +50,11 @@ model's HTTP clients do not follow redirects: a redirect fails the model call
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
+import time
 from typing import Sequence
 
 import numpy as np
@@ -64,10 +66,12 @@ from ._dependency_warnings import quiet_inspect_retry_warning
 from ._model_calls import _chat, _check_concurrency, _gather_bounded, _guard, _one_line, _resolve, _run
 
 __all__ = ["InspectTurnJudge", "InspectCauseJudge", "TurnAnswerError", "TurnJudgeError", "turn_chat_messages",
-           "parse_turn_answer", "DEFAULT_CONCURRENCY"]
+           "parse_turn_answer", "DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT", "Deadline"]
 
 #: Questions asked at the same time by one judge, unless told otherwise.
 DEFAULT_CONCURRENCY = 16
+#: The most seconds one question may take (the provider's own retries included), unless told otherwise.
+DEFAULT_TIMEOUT = 120.0
 
 _TURN_SYSTEM = (
     "You read the escalation instructions that an AI assistant received and the messages a user has sent it so "
@@ -197,14 +201,42 @@ def parse_turn_answer(answer: str, turn: int | None = None) -> float:
     return p
 
 
+class Deadline:
+    """The end of the time that a run of judges may take, shared by the judges that ask for it.
+
+    ``seconds`` counts from the first question asked (None: no limit). A question is given at most
+    the time left, so a judge that never answers cannot hold a run past it.
+    """
+
+    def __init__(self, seconds: float | None = None):
+        if seconds is not None and not (isinstance(seconds, int | float) and math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"the judges' time limit must be a number of seconds above 0, got {seconds!r}")
+        self.seconds = seconds
+        self._end: float | None = None
+
+    def left(self) -> float | None:
+        """Seconds left (starting the clock at the first call), or None without a limit."""
+        if self.seconds is None:
+            return None
+        now = time.monotonic()
+        if self._end is None:
+            self._end = now + self.seconds
+        return self._end - now
+
+
 class _InspectJudge:
-    def __init__(self, model, *, config: GenerateConfig | None = None, max_concurrency: int = DEFAULT_CONCURRENCY):
+    def __init__(self, model, *, config: GenerateConfig | None = None, max_concurrency: int = DEFAULT_CONCURRENCY,
+                 timeout: float | None = DEFAULT_TIMEOUT, deadline: Deadline | None = None):
         if config is not None and not isinstance(config, GenerateConfig):
             raise TypeError(f"config must be an inspect_ai GenerateConfig, got {type(config).__name__}")
+        if timeout is not None and not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ValueError(f"timeout must be a number of seconds above 0, got {timeout!r}")
         self.model = _resolve(model)
         _guard(self.model)
         self.config = GenerateConfig(temperature=0) if config is None else config
         self.max_concurrency = _check_concurrency(max_concurrency)
+        self.timeout = timeout
+        self.deadline = deadline if deadline is not None else Deadline()
         self.calls = 0
 
     def __repr__(self) -> str:
@@ -214,8 +246,16 @@ class _InspectJudge:
         self.calls += 1
         _guard(self.model)  # a provider may have made new clients since (a refresh of its key)
         quiet_inspect_retry_warning()
+        left = self.deadline.left()
+        wait = self.timeout if left is None else (left if self.timeout is None else min(self.timeout, left))
         try:
-            output = await self.model.generate(_chat(messages), config=self.config)
+            if wait is not None and wait <= 0:
+                raise TimeoutError
+            output = await asyncio.wait_for(self.model.generate(_chat(messages), config=self.config), wait)
+        except TimeoutError:
+            limit = (f"the judges' time limit of {self.deadline.seconds:g} s (--judge-time-limit)"
+                     if wait != self.timeout else f"{self.timeout:g} s (--judge-timeout)")
+            raise error(f"the model {self.model} did not answer {what} within {limit}") from None
         except Exception as err:
             raise error(f"the model {self.model} failed {what}: {type(err).__name__}: {_one_line(err)}") from err
         if output.error:
@@ -234,6 +274,11 @@ class InspectTurnJudge(_InspectJudge):
         Default ``GenerateConfig(temperature=0)``.
     max_concurrency : int
         Questions asked at the same time.
+    timeout : float or None
+        The most seconds one question may take, the provider's retries included (default
+        :data:`DEFAULT_TIMEOUT`; None: no limit). Past it, :class:`TurnJudgeError` names the model.
+    deadline : Deadline, optional
+        The time all the questions of a run may take, shared with other judges.
 
     Notes
     -----
@@ -290,6 +335,10 @@ class InspectCauseJudge(_InspectJudge):
         Default ``GenerateConfig(temperature=0)``.
     max_concurrency : int
         Questions asked at the same time by :meth:`answers`.
+    timeout : float or None
+        The most seconds one question may take (default :data:`DEFAULT_TIMEOUT`; None: no limit).
+    deadline : Deadline, optional
+        The time all the questions of a run may take, shared with other judges.
 
     Notes
     -----
