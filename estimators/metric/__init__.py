@@ -10,6 +10,8 @@ call_marks, CallMarks            each call's kind, the first escalation kE, the 
 score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
 score_file                       logs end to end, in bounded memory
 TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
+phrase_set, phrase_judge_accuracy   a mode B judge's recall and false-positive rate on a fixed set of
+                                 ordinary hand-off and other sentences, English and Spanish
 cells, conversation_lines, conversation_blocks, write_outputs
                                  the per-turn cells and the ``conversations.jsonl`` lines
 conversation_evidence, EVIDENCE_TEXT_LIMIT, EVIDENCE_ARGUMENTS_LIMIT, EVIDENCE_ITEMS_LIMIT

@@ -66,5 +66,11 @@ from ._summary import (
     Summary as Summary,
     clustered_rate as clustered_rate,
 )
-from ._text_mode import PhraseJudge as PhraseJudge, TextJudge as TextJudge, turn_texts as turn_texts
+from ._text_mode import (
+    PhraseJudge as PhraseJudge,
+    TextJudge as TextJudge,
+    phrase_judge_accuracy as phrase_judge_accuracy,
+    phrase_set as phrase_set,
+    turn_texts as turn_texts,
+)
 from ._vectorised import RESULT_COLUMNS as RESULT_COLUMNS, score_records as score_records
