@@ -44,6 +44,7 @@ report_data                      the data such a page holds, read back
 study_page, SMOKE_BANNER         one self-contained HTML page of a study's report.md, its figures and tables
 figure_bytes                     a Figure as PNG or PDF bytes, for a page and for the files beside it
 p_value_text                     a p-value as the command line and the pages write it
+counted                          a count with its noun, singular for one (``1 conversation``)
 """
 import lazy_loader
 
@@ -56,7 +57,7 @@ __all__ = [
     "plot_profiles", "plot_record_vs_text",
     "plot_leaderboard",
     "plot_rates", "plot_difference_forest", "plot_scenario_errors",
-    "score_report", "compare_report", "report_data", "figure_bytes", "p_value_text",
+    "score_report", "compare_report", "report_data", "figure_bytes", "p_value_text", "counted",
     "study_page", "SMOKE_BANNER",
 ]
 
@@ -69,7 +70,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_judges": ["plot_calibration_bias", "plot_mode_b", "plot_reliability"],
     "_leaderboard": ["plot_leaderboard"],
     "_report": ["compare_report", "figure_bytes", "report_data", "score_report"],
-    "_text": ["p_value_text"],
+    "_text": ["counted", "p_value_text"],
     "_reproduce": ["plot_profiles", "plot_record_vs_text"],
     "_score": ["plot_difference_forest", "plot_rates", "plot_scenario_errors"],
     "_study_page": ["SMOKE_BANNER", "study_page"],

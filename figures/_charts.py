@@ -16,11 +16,14 @@ import numpy as np
 import pandas as pd
 
 from ._palette import BLACK, METHODS
+from ._text import counted
 
-__all__ = ["interval_chart", "scenario_chart", "scenario_shares", "nice_ticks"]
+__all__ = ["interval_chart", "scenario_chart", "scenario_shares", "nice_ticks", "sizes_each"]
 
 #: Width of every chart, in the page's pixels (the page scales it to its column).
 WIDTH = 720
+#: Most characters of a scenario's name beside its bar: 16 at 11px fit the 114 px left of the bars.
+_LABEL_CHARS = 16
 _ROW = 30
 _TOP, _BOTTOM, _LEGEND = 30, 46, 24
 #: Marker outlines centred on (0, 0), about 10 pixels across, for matplotlib's marker codes.
@@ -136,8 +139,9 @@ def scenario_shares(conversations: pd.DataFrame, label: str, column: str) -> pd.
                         index=pd.Index(np.asarray(names, dtype=object)[order], name="scenario_id"))
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def sizes_each(low: int, high: int) -> str:
+    """``3 conversations each``, ``1 to 4 conversations each``: the range of the scenarios' sizes."""
+    return f"{counted(low, 'conversation')} each" if low == high else f"{low:,} to {high:,} conversations each"
 
 
 def scenario_chart(conversations: pd.DataFrame) -> dict:
@@ -173,15 +177,17 @@ def scenario_chart(conversations: pd.DataFrame) -> dict:
         x1 = k * (panel_width + gap) + panel_width - (44 if bars else 8)
         n = int(table["n"].sum())
         panel: dict[str, Any] = {
-            "title": title, "subtitle": f"{_count(len(table), 'scenario')}, {_count(n, 'evaluated conversation')}",
+            "title": title, "subtitle": f"{counted(len(table), 'scenario')}, {counted(n, 'evaluated conversation')}",
             "x0": round(x0, 1), "x1": round(x1, 1), "left": round(k * (panel_width + gap), 1),
+            "centre": round(k * (panel_width + gap) + panel_width / 2, 1),  # of the titles: they fit the panel
             "empty": f"no evaluated {label} conversation" if table.empty else None, "bars": [], "line": None}
         share = table["share"].to_numpy(float)
         if bars:
             for i, (scenario, errors, count, part) in enumerate(zip(table.index, table["errors"], table["n"], share)):
                 name = str(scenario)
                 panel["bars"].append({"y": top + 16 * i + 2, "width": round(part * (x1 - x0), 1),
-                                      "name": name if len(name) <= 18 else name[:17] + "\u2026", "full": name,
+                                      "name": name if len(name) <= _LABEL_CHARS else name[:_LABEL_CHARS - 1] + "\u2026",
+                                      "full": name,
                                       "count": f"{int(errors)}/{int(count)}"})
             panel["ticks"] = [(round(x0 + t * (x1 - x0), 1), _tick_text(t)) for t in nice_ticks(0.0, 1.0, most=6)]
         elif share.size:
@@ -199,11 +205,11 @@ def scenario_chart(conversations: pd.DataFrame) -> dict:
             counts = table["n"]
             low, high = int(counts.min()), int(counts.max())
             panel["axis_note"] = (f"scenarios by share in error ({int((share > 0).sum()):,} with errors)",
-                                  f"{low:,} conversations each" if low == high else
-                                  f"{low:,} to {high:,} conversations each")
+                                  sizes_each(low, high))
         panels.append(panel)
     y_ticks = [] if bars else [(round(bottom - t * plot_height, 1), _tick_text(t))
                                for t in nice_ticks(0.0, 1.0, most=6)]
     return {"width": WIDTH, "height": bottom + (44 if bars else 54), "top": top, "bottom": bottom, "bars": bars,
             "panels": panels, "colour": colour, "y_ticks": y_ticks,
-            "axis_label": "share of the scenario's evaluated conversations in error"}
+            "axis_label": "share of the scenario's evaluated conversations in error",
+            "bar_axis_label": "share of its conversations in error"}  # under a panel: the long one overflowed

@@ -27,7 +27,7 @@ import pandas as pd
 from escalation.estimators.stats import format_number
 
 from ._charts import interval_chart, scenario_chart
-from ._text import p_value_text
+from ._text import counted, p_value_text
 
 __all__ = ["score_report", "compare_report", "report_data", "figure_bytes"]
 
@@ -37,6 +37,7 @@ _TEMPLATES = resources.files(__package__) / "templates"
 _ENVIRONMENT = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_TEMPLATES)), autoescape=True,
                                   undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                   bytecode_cache=jinja2.FileSystemBytecodeCache())
+_ENVIRONMENT.filters["counted"] = counted  # {{ n | counted("case") }}: 1 case, 2 cases
 #: The element that holds a page's data, as the page writes it.
 _DATA_OPEN = '<script type="application/json" id="report-data">'
 _SCORE_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "result", "cause", "turn")
@@ -164,13 +165,14 @@ def _rates_chart(summary: dict) -> dict:
     for key, value_key, name, better in _RATES:
         part = summary[key]
         low, high = part.get("ci") or (None, None)
-        note = (f"{part['pairs']:,} pairs, {part['cases']:,} cases" if key == "paired" else
-                f"{part['errors']:,}/{part['n']:,} in error, {part['clusters']:,} scenarios")
+        note = (f"{counted(part['pairs'], 'pair')}, {counted(part['cases'], 'case')}" if key == "paired" else
+                f"{part['errors']:,}/{part['n']:,} in error, {counted(part['clusters'], 'scenario')}")
         rows.append({"label": [name, f"({better})"], "value": part[value_key], "low": low, "high": high,
                      "note": note})
     return interval_chart(rows, domain=(0.0, 1.0), notes_width=190,
                           axis_label=f"estimate and {summary['confidence']:.0%} interval",
-                          title=f"{summary['conversations']:,} conversations; interval: {summary['interval']}")
+                          title=f"{counted(summary['conversations'], 'conversation')}; interval: "
+                                f"{summary['interval']}")
 
 
 def _forest_chart(comparison: dict, floor: float) -> dict:
@@ -201,10 +203,10 @@ def _figure_rows(summary: dict) -> list[dict]:
                                     f"{summary['under']['errors']}/{summary['under']['n']}"),
                                    ("p_o", "p_o over-escalation", summary["over"],
                                     f"{summary['over']['errors']}/{summary['over']['n']}"),
-                                   ("pi", "pi paired figure", p, f"{p['pairs']} pairs")):
+                                   ("pi", "pi paired figure", p, counted(p['pairs'], 'pair'))):
         rows.append({"key": key, "name": name, "count": count,
                      "rate": _fmt(part["pi"] if part is p else part["rate"]), "ci": _ci(part["ci"]),
-                     "clusters": f"{p['clusters']} case{'' if p['clusters'] == 1 else 's'}" if part is p
+                     "clusters": counted(p['clusters'], 'case') if part is p
                      else str(part["clusters"]),
                      "rho": _fmt(part["rho"], 3), "deff": _fmt(part["deff"], 3),
                      "n_eff": _fmt(part["n_eff"], 1)})
@@ -303,7 +305,8 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
                        "unplanned": ne.get("unplanned", 0)},
         unmarked={"others": [(k, v) for k, v in summary["unmarked_tools"].items() if k not in handoffs],
                   "handoffs": [(k, v) for k, v in summary["unmarked_tools"].items() if k in handoffs]},
-        timelines={"shown": f"{shown:,}", "total": f"{total:,}", "why": why}, limits=limits,
+        timelines={"shown": f"{shown:,}", "total": counted(total, "conversation"),
+                   "have": "has" if total == 1 else "have", "why": why}, limits=limits,
         provenance=_score_provenance(summary))
 
 

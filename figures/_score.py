@@ -12,9 +12,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ._charts import scenario_shares
+from ._charts import scenario_shares, sizes_each
 from ._palette import BLACK, METHODS
 from ._style import legend_below, subplots
+from ._text import counted
 
 __all__ = ["plot_rates", "plot_difference_forest", "plot_scenario_errors"]
 
@@ -30,10 +31,6 @@ _MOST_BARS = 30
 
 def _number(value) -> float:
     return math.nan if value is None or pd.isna(value) else float(value)
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _point(ax, value: float, low: float, high: float, y: float, *, colour: str, marker: str, centre: float) -> None:
@@ -72,9 +69,9 @@ def plot_rates(summary: dict) -> Figure:
         low, high = (_number(v) for v in (part.get("ci") or (None, None)))
         _point(ax, _number(part[value_key]), low, high, y, colour=BLACK, marker="o", centre=0.5)
         if key == "paired":
-            count = f"{part['pairs']} pairs, {part['cases']} cases"
+            count = f"{counted(part['pairs'], 'pair')}, {counted(part['cases'], 'case')}"
         else:
-            count = f"{part['errors']}/{part['n']} in error, {part['clusters']} scenarios"
+            count = f"{part['errors']}/{part['n']} in error, {counted(part['clusters'], 'scenario')}"
         ax.annotate(count, (1.02, y), xycoords=("axes fraction", "data"), va="center", fontsize=8)
     ax.set_yticks(positions, [f"{name}\n({better})" for _, _, name, better in _FIGURES], fontsize=8)
     ax.set_ylim(-0.6, 2.6)
@@ -83,7 +80,8 @@ def plot_rates(summary: dict) -> Figure:
     ax.grid(axis="x", color="0.9", lw=0.6)
     ax.set_axisbelow(True)
     ax.set_xlabel(f"estimate and {summary['confidence']:.0%} interval", fontsize=8)
-    scored = f"{summary['conversations']} conversations; " if summary.get("conversations") is not None else ""
+    scored = f"{counted(summary['conversations'], 'conversation')}; " if summary.get("conversations") is not None \
+        else ""
     ax.set_title(f"{scored}interval: {summary['interval']}", fontsize=9)
     return fig
 
@@ -166,7 +164,7 @@ def plot_scenario_errors(conversations: pd.DataFrame) -> Figure:
     fig, axes = subplots(1, 2, figsize=(10.0, max(height, 2.4)), layout="constrained", squeeze=False)
     for ax, table, (label, _, title) in zip(axes[0], tables, panels):
         n = int(table["n"].sum())
-        ax.set_title(f"{title}\n{_count(len(table), 'scenario')}, {_count(n, 'evaluated conversation')}", fontsize=9)
+        ax.set_title(f"{title}\n{counted(len(table), 'scenario')}, {counted(n, 'evaluated conversation')}", fontsize=9)
         if table.empty:
             ax.text(0.5, 0.5, f"no evaluated {label} conversation", ha="center", va="center", transform=ax.transAxes,
                     fontsize=8, color="0.35", style="italic")
@@ -190,7 +188,7 @@ def plot_scenario_errors(conversations: pd.DataFrame) -> Figure:
             ax.set_xlim(0.5, len(table) + 0.5)
             ax.set_ylim(0, 1.05)
             ax.set_xlabel(f"scenarios, sorted by their share in error ({int((table['share'] > 0).sum())} with one or "
-                          f"more)\n{int(counts.min())} to {int(counts.max())} conversations each, median "
+                          f"more)\n{sizes_each(int(counts.min()), int(counts.max()))}, median "
                           f"{counts.median():g}", fontsize=8)
             if ax is axes[0, 0]:
                 ax.set_ylabel("share of the scenario's\nevaluated conversations in error", fontsize=8)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import math
 
-from escalation.estimators.stats import format_number
+from escalation.estimators.stats import counted, format_number
 
-__all__ = ["p_value_text"]
+__all__ = ["counted", "p_value_text"]  # counted: estimators.stats', for the pages and figures
 
 
 def p_value_text(value, floor: float) -> str:

@@ -382,7 +382,10 @@ def _run_claimed(out_dir: Path, design: pd.DataFrame, design_csv: str, cell_fn: 
     label = f"{description} ({resumed} from the earlier run)" if resumed else description
     with ExitStack() as stack:
         bar = stack.enter_context(Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                           TimeElapsedColumn(), TimeRemainingColumn(), disable=not progress))
+                                           TimeElapsedColumn(), TimeRemainingColumn(),
+                                           disable=not (progress and sys.stderr.isatty()),
+                                           console=Console(stderr=True)))  # as the steps' spinner: stdout holds
+        # the command's summary alone, and a file or a pipe no bar drawn once at its end
         task = bar.add_task(label, total=len(rows), completed=resumed)
         if todo:
             parallel = Parallel(**stack.enter_context(_workers(backend, scheduler, n_jobs)),

@@ -9,13 +9,30 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 from escalation import __version__
 from escalation.cli.commands._console import Stop, plain
 from escalation.estimators.records import InputError
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def _argument_help_record(self: TyperArgument, ctx):
+    """typer's help line of an argument, where one that takes several values reads ``LOG...`` (as its usage
+    line does) instead of typer's ``LOG <list[Path]>``."""
+    record = _typer_argument_help_record(self, ctx)
+    if record is None or self.nargs == 1:
+        return record
+    name, text = record
+    shown = self.display_type_rich(ctx)
+    if shown and name.endswith(f" {shown}"):
+        name = name[:-len(shown) - 1]
+    return (name if name.endswith("...") else f"{name}..."), text
+
+
+_typer_argument_help_record = TyperArgument.get_help_record
+TyperArgument.get_help_record = _argument_help_record  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="escalation",

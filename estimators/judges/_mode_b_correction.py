@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import ACT, ESC, TEXT, InputError
-from ..stats import ConfidenceInterval, check_choice, nan_to_none
+from ..stats import ConfidenceInterval, check_choice, counted, nan_to_none
 from ._misclassification import predictive_value_correction, rogan_gladen
 from ._validation_file import read_validation
 
@@ -312,12 +312,13 @@ def _correct_half(figure: str, label: str, rate, scores: pd.DataFrame, confidenc
         if clusters < 2:
             notes.append(f"the interval is undefined: {clusters} scenario, and the cluster-robust variance needs two")
         elif clusters < FEW_SCENARIOS_STUDIED:
-            notes.append(f"the interval rests on {clusters} scenarios, fewer than {FEW_SCENARIOS_STUDIED}: the "
-                         f"differences study measured the correction from {FEW_SCENARIOS_STUDIED} scenarios up")
+            notes.append(f"the interval rests on {counted(clusters, 'scenario')}, fewer than "
+                         f"{FEW_SCENARIOS_STUDIED}: the differences study measured the correction from "
+                         f"{FEW_SCENARIOS_STUDIED} scenarios up")
         total = rate.n + len(half)
         if method == "predictive_values" and total <= FEW_CONVERSATIONS_STUDIED:
-            notes.append(f"{total} conversations in all (run and validation): the differences study found this "
-                         f"interval below 0.93 in some cells of {FEW_CONVERSATIONS_STUDIED} or fewer")
+            notes.append(f"{counted(total, 'conversation')} in all (run and validation): the differences study "
+                         f"found this interval below 0.93 in some cells of {FEW_CONVERSATIONS_STUDIED} or fewer")
         notes += _thin(method, q, counts)
     unclipped = estimate
     if not math.isnan(estimate):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from ..stats import DEFAULT_INTERVAL
+from ..stats import DEFAULT_INTERVAL, counted
 
 __all__ = ["DIFFERENCE_COVERAGE_SOURCE", "DIFFERENCE_COVERAGE_STUDY", "HOLDS_AT", "NEAR_MCSE", "STUDIED_LEVEL",
            "CoverageWord", "coverage_word", "difference_warnings", "interval_advice", "FEW_CASES_NEWCOMBE",
@@ -228,20 +228,21 @@ def difference_warnings(interval: str, cases: int) -> list[str]:
         notes.append(f"{name} was not measured by the coverage study (escalation study differences)"
                      + (f"; {safe}" if safe else ""))
     elif newcombe.word == "not studied":
-        notes.append(f"{name} rests on {cases} cases, fewer than the {_FEWEST_STUDIED} the coverage study ran: no "
-                     "difference interval is known to hold its level here; run more scenarios")
+        notes.append(f"{name} rests on {counted(cases, 'case')}, fewer than the {_FEWEST_STUDIED} the coverage "
+                     "study ran: no difference interval is known to hold its level here; run more scenarios")
     elif newcombe.word in ("too narrow", "often undefined"):
-        notes.append(f"{name} rests on {cases} cases: at {newcombe.studied_at} scenarios the study measured its "
-                     f"coverage down to {newcombe.lowest:.2f} ({newcombe.conditions}), {_failing(newcombe)}"
+        notes.append(f"{name} rests on {counted(cases, 'case')}: at {newcombe.studied_at} scenarios the study "
+                     f"measured its coverage down to {newcombe.lowest:.2f} ({newcombe.conditions}), "
+                     f"{_failing(newcombe)}"
                      + (f"; {safe}" if safe and newcombe.method != fallback else ""))
     boot = coverage_word(_study_method(interval, "bootstrap"), cases)
     name = f"the paired bootstrap ({_kind(interval)})"
     if boot.word == "not studied":
-        notes.append(f"{name} rests on {cases} cases, fewer than the {_FEWEST_STUDIED} the coverage study ran; "
-                     "do not trust its level")
+        notes.append(f"{name} rests on {counted(cases, 'case')}, fewer than the {_FEWEST_STUDIED} the coverage "
+                     "study ran; do not trust its level")
     elif boot.word in ("too narrow", "often undefined"):
         why = " (an undefined interval counts as a miss)" if boot.word == "often undefined" else ""
-        notes.append(f"{name} rests on {cases} cases: at {boot.studied_at} scenarios the study measured its "
+        notes.append(f"{name} rests on {counted(cases, 'case')}: at {boot.studied_at} scenarios the study measured its "
                      f"coverage of a {STUDIED_LEVEL:.0%} interval down to {boot.lowest:.2f}{why}, {_failing(boot)}; "
                      "do not trust its level")
     return notes

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import InputError
-from ..stats import DEFAULT_INTERVAL, format_number
+from ..stats import DEFAULT_INTERVAL, counted, format_number
 from ._aggregate import summarise
 from ._difference_coverage import difference_warnings
 from ._multiple_comparisons import compact_letter_display, holm_adjust
@@ -347,11 +347,13 @@ def _shared(frames: dict[str, pd.DataFrame], sources: dict[str, str]):
         keep = keys[name].isin(common).to_numpy(bool)
         shared[name] = frame.loc[keep].reset_index(drop=True)
         if not keep.all():
-            notes.append(f"{name}: {int((~keep).sum())} of {len(frame)} conversations are not in every log and are "
-                         f"left out ({sources[name]})")
+            left = int((~keep).sum())
+            notes.append(f"{name}: {left} of {counted(len(frame), 'conversation')} {'is' if left == 1 else 'are'} not "
+                         f"in every log and {'is' if left == 1 else 'are'} left out ({sources[name]})")
     if notes:
-        notes.insert(0, f"the logs hold different scenarios: every figure is computed on the {len(common)} "
-                        "conversations they all share, so `escalation score` on a log alone gives other numbers")
+        notes.insert(0, f"the logs hold different scenarios: every figure is computed on the "
+                        f"{counted(len(common), 'conversation')} they all share, so `escalation score` on a log alone "
+                        "gives other numbers")
     return shared, notes
 
 

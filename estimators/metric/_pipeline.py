@@ -27,7 +27,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..records import RECORD, TEXT, InputError, Records, check_mode, iter_records, key_hashes, log_inputs
+from ..records import (
+    RECORD,
+    TEXT,
+    InputError,
+    Records,
+    check_mode,
+    iter_records,
+    key_hashes,
+    log_inputs,
+    repeated_across_logs,
+)
 from ..stats import DEFAULT_INTERVAL, check_interval_method
 from ._aggregate import SummaryAccumulator
 from ._lines import conversation_blocks, write_scored
@@ -110,7 +120,7 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         # the logs' SHA-256 for the provenance, hashed on the core that the scoring leaves free
         described = background.submit(lambda: [log.describe(stop=done) for log in inputs.logs])
         try:
-            formats = [format if format != "auto" else _detect(log.path) for log in inputs.logs]
+            formats = [format if format != "auto" else _detect(log.path, limits) for log in inputs.logs]
             if len(set(formats)) > 1:
                 other = next(i for i, f in enumerate(formats) if f != formats[0])
                 raise InputError(f"the logs are of different formats: {inputs.logs[0].name} is {formats[0]}, "
@@ -127,15 +137,15 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
                                                                       mode, design, approval_escalation,
                                                                       provenance))
         except InputError as err:
-            raise inputs.rename(err) from None
+            raise inputs.rename(labels.explain(err) if hasattr(labels, "explain") else err) from None
         finally:
             done.set()  # after an error, the hashing stops at once
     return summary, used
 
 
-def _detect(path) -> str:
+def _detect(path, limits) -> str:
     from ..records import detect_format
-    return detect_format(path)
+    return detect_format(path, limits.document if limits is not None else None)
 
 
 def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_escalation, limits):
@@ -247,12 +257,7 @@ class _KeysAcrossLogs:
         both = sorted(self._keys(name, wanted, *first) & self._keys(name, wanted, *second), key=str)
         if not both:
             return  # a shared hash of different keys
-        what = (f"conversation_id {both[0]!r}" if name == "conversation_id" else
-                "(case_id, label, replica) ({!r}, {!r}, {})".format(*both[0]))
-        raise InputError(f"{what} is in {first[0].name} and in {second[0].name}: the logs scored together are "
-                         "one input, whose keys must be unique (SPEC section 6; a chat file without "
-                         "conversation_id numbers its lines line-1, line-2, ... on its own)", source=second[0].name,
-                         field=name)
+        raise repeated_across_logs(name, both, first[0].name, second[0].name)
 
 
 def _provenance(inputs, described, used, policy, mode, design, approval_escalation, extra) -> dict:

@@ -242,8 +242,8 @@ class Summary:
         notes = [note] if (note := labels_note(self.tally, self.conversations)) is not None else []
         if not self.evaluated:
             notes += nothing_evaluated_notes(self.conversations, self.not_evaluated.reasons, self.tally, self.mode)
-        elif self.no_calls_evaluated:
-            notes.append(no_call_note(self.tally, self.evaluated))
+        elif self.no_calls_evaluated and (note := no_call_note(self.tally, self.evaluated)) is not None:
+            notes.append(note)
         if self.evaluated:
             notes += left_out_notes(self.tally)
         crashed = not self.evaluated and set(self.not_evaluated.reasons) == {"run_error"}  # its own note says why

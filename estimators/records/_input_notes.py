@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..stats import counted
 from ._vocabulary import MAX_TURNS, RECORD
 
 __all__ = ["InputTally", "Counts", "broken_call_rules", "nothing_evaluated_notes", "escalation_call_note",
@@ -158,8 +159,17 @@ def broken_call_rules(records, invalid: np.ndarray) -> dict:
     return {rule: int(np.unique(conv[flag]).size) for rule, flag in flags.items()}
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+def _invalid_label_fix(tally: InputTally) -> str:
+    """The label values found (a few, with their counts) and the two accepted."""
+    found = _listed(tally.labels, _SHOWN_LABELS, tally.other_labels)
+    return (f"the labels found are {found}; the two accepted are ESC and ACT (read case-insensitively): "
+            "correct them or give --labels FILE")
+
+
+def _shown(value) -> str:
+    """A value from the input as a note shows it: its ``repr``, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "\u2026"
 
 
 def _cut(text: str, limit: int = 120) -> str:
@@ -169,7 +179,7 @@ def _cut(text: str, limit: int = 120) -> str:
 def _listed(counts: dict, shown: int, others: int) -> str:
     """``'yes' 3, 'no' 2 ...``: the first ``shown`` values of ``counts`` with their counts, and ``...``
     when some are left out (more values, or ``others`` beyond those counted)."""
-    text = ", ".join(f"{value!r} {count}" for value, count in list(counts.items())[:shown])
+    text = ", ".join(f"{_shown(value)} {count}" for value, count in list(counts.items())[:shown])
     return text + (" ..." if len(counts) > shown or others else "")
 
 
@@ -181,9 +191,7 @@ def reason_fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
         return ("the log gives no label; give --labels FILE (a CSV or JSON file mapping case_id or "
                 "conversation_id to ESC or ACT)")
     if reason == "invalid_label":
-        found = _listed(tally.labels, _SHOWN_LABELS, tally.other_labels)
-        return (f"the labels found are {found}; the two accepted are ESC and ACT (read case-insensitively): "
-                "correct them or give --labels FILE")
+        return _invalid_label_fix(tally)
     if reason == "no_record":
         return ("the log has no tool record (tool_calls); --mode text scores the assistant's text instead "
                 "(p_u is then a lower bound; --validation corrects it), or check --format")
@@ -235,7 +243,7 @@ def labels_note(tally: InputTally, conversations: int) -> str | None:
     unmatched = tally.unmatched_labels
     if unmatched is None or not conversations:
         return None
-    head = f"the labels file labels none of the {_plural(conversations, 'conversation')}"
+    head = f"the labels file labels none of the {counted(conversations, 'conversation')}"
     if not unmatched["keys"]:
         return f"{head}: it holds no label"
     return (f"{head}: its keys look like {_ids(unmatched['keys'])}, the log's ids like {_ids(unmatched['ids'])} "
@@ -252,7 +260,7 @@ def no_call_note(tally: InputTally, evaluated: int) -> str | None:
     section 7, decision of 2026-12-04: the run exits 3); else None."""
     if not evaluated or tally.evaluated_calls is None or tally.evaluated_calls:
         return None
-    return (f"the {_plural(evaluated, 'evaluated conversation')} {'holds' if evaluated == 1 else 'hold'} no tool "
+    return (f"the {counted(evaluated, 'evaluated conversation')} {'holds' if evaluated == 1 else 'hold'} no tool "
             "call at all, so every ESC conversation is no_handoff by construction and the figures say nothing of "
             "the assistant; the usual causes are a wrong --format (try --format auto) or a log without a tool "
             "record (score its text with --mode text)")
@@ -263,14 +271,20 @@ LEFT_OUT_SHARE = 0.05
 
 
 def left_out_notes(tally: InputTally) -> list[str]:
-    """One note per label whose conversations are more than :data:`LEFT_OUT_SHARE` not evaluated
-    (any reason but ``no_label``), with the reasons (SPEC section 7, decision of 2026-12-04)."""
-    notes = []
+    """The notes on conversations left out of a result that has evaluated ones: first, any
+    ``invalid_label`` conversations, with the label values found and what to do (a bad label is
+    always a mistake, however few); then one note per label whose conversations are more than
+    :data:`LEFT_OUT_SHARE` not evaluated (any reason but ``no_label``), with the reasons (SPEC
+    section 7, decision of 2026-12-04)."""
+    invalid = sum(tally.labels.values()) + tally.other_labels
+    notes = [f"invalid_label {invalid}: {counted(invalid, 'conversation')} left out of every figure, as their "
+             f"label is neither ESC nor ACT; {_invalid_label_fix(tally)} (a CSV or JSON file mapping case_id or "
+             "conversation_id to ESC or ACT, which replaces the log's labels)"] if invalid else []
     for label, reasons in tally.left_out.items():
         total, left = tally.labelled.get(label, 0), sum(reasons.values())
         if total and left / total > LEFT_OUT_SHARE:
             why = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
-            notes.append(f"{label}: {left} of {_plural(total, 'conversation')} ({left / total:.0%}) are not "
+            notes.append(f"{label}: {left} of {counted(total, 'conversation')} ({left / total:.0%}) are not "
                          f"evaluated ({why}): the rates describe only the evaluated ones, and what is left out "
                          "can bias them")
     return notes
@@ -284,7 +298,7 @@ def escalation_call_note(tally: InputTally) -> str | None:
     usual = ("a log where nothing escalates is possible, but a wrong --format or a wrong policy is the usual "
              "cause")
     if not tally.calls:
-        return (f"no tool call was read in the {_plural(tally.with_record, 'conversation')} with a tool record, "
+        return (f"no tool call was read in the {counted(tally.with_record, 'conversation')} with a tool record, "
                 f"so no call of an escalation tool ({tools}) either; {usual}")
     called = ", ".join(f"{name} {count}" for name, count in list(tally.tools.items())[:_SHOWN_TOOLS])
     more = " ..." if len(tally.tools) > _SHOWN_TOOLS or tally.other_tools else ""

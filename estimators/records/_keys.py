@@ -17,7 +17,72 @@ import pandas as pd
 
 from ._errors import InputError
 
-__all__ = ["UniqueKeys", "check_unique_keys", "coded_key_hashes", "key_hashes"]
+__all__ = ["UniqueKeys", "RepeatedKeyError", "check_unique_keys", "coded_key_hashes", "key_hashes",
+           "repeated_across_logs"]
+
+
+class RepeatedKeyError(InputError):
+    """A key of the key rule repeated: an :class:`InputError` that keeps the key, so that a caller
+    that knows where the keys came from (a labels file: :meth:`~estimators.records._labels.Labels.explain`)
+    can say more.
+
+    Attributes
+    ----------
+    key_field : {"conversation_id", "replica"}
+        The rule broken: a repeated ``conversation_id``, or a repeated (case, label, replica).
+    key : str or tuple
+        The ``conversation_id``, or ``(case_id, label, replica)``.
+    ids : tuple of str
+        The ``conversation_id`` of the conversations that share the key, where known (else empty).
+    """
+
+    def __init__(self, message: str, *, key_field: str, key, ids: tuple = (), **where):
+        super().__init__(message, **where)
+        self.key_field, self.key, self.ids = key_field, key, tuple(ids)
+
+    def reworded(self, message: str) -> RepeatedKeyError:
+        """The same error (file, line, field and key) with the message ``message``."""
+        return RepeatedKeyError(message, key_field=self.key_field, key=self.key, ids=self.ids, source=self.source,
+                                line=self.line, field=self.field)
+
+
+def _what(field: str, key) -> str:
+    """A key as a message names it."""
+    return f"conversation_id {key!r}" if field == "conversation_id" else \
+        "(case_id, label, replica) ({!r}, {!r}, {})".format(*key)
+
+
+def _numbered_line(key) -> bool:
+    """Whether ``key`` is the ``line-N`` id that a chat file without ``conversation_id`` gives its lines."""
+    return isinstance(key, str) and key.startswith("line-") and key[5:].isascii() and key[5:].isdigit()
+
+
+def repeated_across_logs(field: str, keys: list, earlier: str, later: str) -> RepeatedKeyError:
+    """The error of keys that two logs scored together share (SPEC section 6: one input, unique keys).
+
+    Such logs are most often several models' runs of the same scenarios, which ``escalation
+    leaderboard`` (or ``escalation compare``) puts side by side; ids ``line-N`` are those of chat
+    files without ``conversation_id``, which number their lines on their own.
+
+    Parameters
+    ----------
+    field : {"conversation_id", "replica"}
+        The rule broken.
+    keys : list
+        The keys both logs hold, the one named first.
+    earlier, later : str
+        The two logs; the error names ``later`` as its file.
+    """
+    more = f" (and {len(keys) - 1:,} more)" if len(keys) > 1 else ""
+    head = f"{_what(field, keys[0])}{more} is also in {earlier}: logs scored together must not repeat a key"
+    if field == "conversation_id" and _numbered_line(keys[0]):
+        advice = ("; a chat file without conversation_id numbers its lines line-1, line-2, ... on its own: give "
+                  "each conversation a conversation_id, or score the files apart")
+    else:
+        advice = ("; for several models' runs of the same scenarios, run escalation leaderboard LOG LOG ... (or "
+                  "escalation compare on two score --out folders)")
+    return RepeatedKeyError(f"{head}{advice}", key_field=field, key=keys[0],
+                            ids=(keys[0],) if field == "conversation_id" else (), source=later, field=field)
 
 
 def _has_pair_key(case_id, label) -> bool:
@@ -261,7 +326,9 @@ class UniqueKeys:
         else:
             at = "an earlier conversation" if field == "conversation_id" else \
                 f"conversation {conversation['conversation_id']!r}"
-        raise InputError(f"{what} repeats {at}", source=self.source, **_where(place, field))
+        raise RepeatedKeyError(f"{what} repeats {at}", key_field=field, key=key,
+                               ids=(conversation["conversation_id"], conv["conversation_id"]), source=self.source,
+                               **_where(place, field))
 
 
 def _where(place, field: str) -> dict:

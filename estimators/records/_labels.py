@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._errors import InputError, shown
+from ._keys import RepeatedKeyError
 from ._planned import MAX_PLANNED_CONVERSATIONS
 from ._records import refuse_compressed
 from ._vocabulary import LABELS, normalise_label, scenario_key
@@ -29,8 +30,11 @@ class Labels:
     the first ids of those, for :meth:`unmatched`.
     """
 
-    def __init__(self, by_conversation: dict[str, str], by_case: dict[str, str]):
+    def __init__(self, by_conversation: dict[str, str], by_case: dict[str, str], *, source: str | None = None,
+                 places: dict | None = None):
         self.by_conversation, self.by_case = by_conversation, by_case
+        self.source = source  # the file, for messages
+        self._places = places or {}  # (field, id) to where the file labels it: "line 3", "[2]", "case_id"
         self.labelled = 0
         self._ids: dict[str, list] = {"conversation_id": [], "case_id": []}
 
@@ -53,6 +57,26 @@ class Labels:
         if default_scenario:
             conv["scenario_id"] = scenario_key(case_id, label, conversation_id)
         return conv
+
+    def explain(self, err: InputError) -> InputError:
+        """``err`` reworded when this file's labels made it: a (case, label, replica) repeated
+        (:class:`~estimators.records._keys.RepeatedKeyError`) where the file labels the case by
+        ``case_id`` with that label. Such a label is given to every conversation of the case, so
+        its ESC and ACT twins, or its replicas without a replica number, share one key: the message
+        then names the labels file and says what to do. Any other error is returned as it is."""
+        if not isinstance(err, RepeatedKeyError) or err.key_field != "replica" or not isinstance(err.key, tuple):
+            return err
+        key, ids = err.key, err.ids
+        case_id, label, replica = key
+        given = self.by_case.get(case_id)
+        if given is None or normalise_label(given) != label or (ids and all(i in self.by_conversation for i in ids)):
+            return err  # not a label of this file's case entries
+        where = self._places.get(("case_id", case_id))
+        place = f"{self.source or 'the labels file'}{f' ({where})' if where else ''}"
+        return err.reworded(
+            f"{err.detail}, because the --labels file {place} gives case_id {shown(case_id)} the label {label} for all "
+            f"its conversations, ESC and ACT twins alike: label them by conversation_id in {self.source or 'it'} "
+            "instead (or, for replicas, give each its replica number)")
 
     def unmatched(self) -> dict | None:
         """When the file labelled none of the conversations it was applied to: a few of its keys
@@ -158,7 +182,7 @@ def load_labels(path) -> Labels:
             raise InputError("the header must have label and conversation_id or case_id", source=source, line=1)
         for row in reader:  # reader.line_num: the line the row ends on (blank lines are skipped)
             add({k: (v.strip() if isinstance(v, str) else v) for k, v in row.items()}, reader.line_num)
-    return Labels(by_conv, by_case)
+    return Labels(by_conv, by_case, source=source, places=places)
 
 
 def load_plan(path) -> pd.DataFrame:

@@ -15,7 +15,15 @@ The rule, in order:
    to ``read_only_tools``, ``write`` to ``action_tools`` (``generic`` says neither);
 3. a name that begins with a look-up verb of :data:`LOOKUP_VERBS` or holds ``lookup``:
    ``read_only_tools``;
-4. any other: ``action_tools`` (an unmarked tool counts as an action too).
+4. a well-known tool that changes nothing in the world (:data:`NON_CONSEQUENTIAL_NAMES`: tau-bench's
+   ``think`` and ``calculate``, a ``calculator``...): ``read_only_tools``, the policy's list of
+   non-consequential tools (SPEC section 2);
+5. any other: ``action_tools`` (an unmarked tool counts as an action too).
+
+:func:`check_policy` doubts a placement that the rule would make otherwise: a look-up verb among the
+actions, ``think`` or ``calculate`` among the actions or unmarked (each call of them would count as a
+consequential action, and an ESC conversation that thinks before it transfers would be
+``acted_before_handoff``).
 
 tau-bench result files carry no read/write annotation (only the gold actions' names, which
 the draft lists even when the assistant never called them); tau2-bench results carry one for
@@ -30,16 +38,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from ..stats import counted
 from ._errors import InputError
 from ._input_notes import HANDOFF_WORDS, InputTally, escalation_call_note, handoff_word
 from ._policy import Policy
 from ._tool_usage import _KINDS, ToolUsage, ToolUse
 
-__all__ = ["Placement", "place_tool", "PolicyDraft", "draft_policy", "PolicyCheck", "check_policy", "LOOKUP_VERBS"]
+__all__ = ["Placement", "place_tool", "PolicyDraft", "draft_policy", "PolicyCheck", "check_policy", "LOOKUP_VERBS",
+           "NON_CONSEQUENTIAL_NAMES"]
 
 #: First words of a tool name that suggest a look-up (``get_order``, ``listOrders``, ``fs.read_file``).
 LOOKUP_VERBS = ("get", "list", "search", "find", "check", "read")
 _LOOKUP_WORD = "lookup"
+#: Names (their last part, in lower-case words joined by ``_``) of well-known tools that change nothing in the
+#: world: a note to itself (tau-bench's and tau2-bench's ``think``, the ``sequential_thinking`` MCP server) or
+#: arithmetic (tau-bench's ``calculate``).
+NON_CONSEQUENTIAL_NAMES = ("think", "thinking", "sequential_thinking", "sequentialthinking", "calculate",
+                           "calculator", "scratchpad")
 #: The lists a draft places tools in, and the two it leaves to a person.
 DRAFT_LISTS = ("escalation_tools", "read_only_tools", "action_tools")
 _ALL_LISTS = (*DRAFT_LISTS, "approval_tools", "gated_tools")
@@ -69,6 +84,13 @@ def _lookup_sign(name: str) -> tuple[str, str] | None:
     if _LOOKUP_WORD in name.lower():
         return f"{_LOOKUP_WORD!r}: look-up", f"{_LOOKUP_WORD!r} in the name: looks like a look-up"
     return None
+
+
+def _well_known(name: str) -> str | None:
+    """The name's last part when it is one of :data:`NON_CONSEQUENTIAL_NAMES` (``think``, ``fs.calculate``),
+    else None."""
+    base = "_".join(_words(re.split(r"__|[./:]", name)[-1]))
+    return base if base in NON_CONSEQUENTIAL_NAMES else None
 
 
 def _handoff_shown(name: str) -> str | None:
@@ -136,6 +158,12 @@ def place_tool(name: str, annotations=frozenset()) -> Placement:
     if lookup:
         also = f"; it also has {handoff!r}, a hand-off word" if handoff else ""
         return Placement(name, "read_only_tools", "name", lookup[1] + also + annotated, lookup[0] + short_annotated)
+    known = _well_known(name)
+    if known and not handoff:
+        what = "arithmetic" if known.startswith("calc") else "a note to itself"
+        return Placement(name, "read_only_tools", "name", f"{known!r} is a well-known tool that changes nothing "
+                         f"({what}): not a consequential action{annotated}",
+                         f"{known!r}: no effect{short_annotated}")
     return Placement(name, "action_tools", "default", "no hand-off or look-up word in the name: an action" + annotated,
                      "no sign" + short_annotated)
 
@@ -156,10 +184,6 @@ def _toml_string(text: str) -> str:
         else:
             out.append(char)
     return '"' + "".join(out) + '"'
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _printable(text: str) -> str:
@@ -199,14 +223,15 @@ class PolicyDraft:
         out = []
         u = self.usage
         if not u.calls:
-            out.append(f"the log holds no tool call ({u.conversations} conversations, {u.with_record} with a tool "
+            out.append(f"the log holds no tool call ({counted(u.conversations, 'conversation')}, {u.with_record} "
+                       "with a tool "
                        "record), so the draft lists no tool; is --format right?")
         if not self.lists()["escalation_tools"]:
             out.append("no tool name suggests a hand-off (" + ", ".join(HANDOFF_WORDS) + "): escalation_tools is "
                        "left empty, and escalation score refuses the draft until a person names there the tool "
                        "that passes a case to a person")
         if u.unnamed_calls:
-            out.append(f"{_plural(u.unnamed_calls, 'call')} without a name: escalation score counts "
+            out.append(f"{counted(u.unnamed_calls, 'call')} without a name: escalation score counts "
                        f"{'it' if u.unnamed_calls == 1 else 'each'} as a call of <unnamed>, a consequential action "
                        "that no policy can mark (SPEC section 1)")
         return out
@@ -215,8 +240,8 @@ class PolicyDraft:
         u = self.usage
         by = "its name or a tau2-bench annotation" if u.annotated else "its name"
         return (f"Drafted by escalation policy init from {_printable(Path(u.source).name)} ({u.format}: "
-                f"{_plural(u.conversations, 'conversation')}, {_plural(u.calls, 'tool call')} of "
-                f"{_plural(len(u.called()), 'tool')}). "
+                f"{counted(u.conversations, 'conversation')}, {counted(u.calls, 'tool call')} of "
+                f"{counted(len(u.called()), 'tool')}). "
                 f"A person must confirm every tool: each was placed by {by}, a guess; a look-up left among the "
                 "actions, or a hand-off missing from escalation_tools, "
                 "changes p_u and p_o (SPEC section 2).")
@@ -225,7 +250,7 @@ class PolicyDraft:
         tool = cast(ToolUse, self.usage.tool(name))  # draft_policy places the usage's own tools
         if not tool.calls:
             return "never called: a gold action of the benchmark"
-        return f"{_plural(tool.calls, 'call')}, {_plural(tool.conversations, 'conversation')}"
+        return f"{counted(tool.calls, 'call')}, {counted(tool.conversations, 'conversation')}"
 
     def to_dict(self) -> dict:
         """The draft as a JSON policy file: the lists, and ``notes`` with each tool's reason."""
@@ -335,15 +360,32 @@ class PolicyCheck:
         """Whether nothing is unmarked, unused or in doubt."""
         return not (self.unmarked or self.never_called or self.doubts)
 
+    @property
+    def counted_as_actions(self) -> tuple:
+        """The called tools of :data:`NON_CONSEQUENTIAL_NAMES` (``think``, ``calculate``) that the policy leaves
+        among the actions (in ``action_tools``, or unmarked), in the log's order."""
+        return tuple(t.name for t in self.usage.called() if _well_known(t.name)
+                     and self.policy.kind(t.name) in ("action", "unmarked") and t.name not in self.policy.gated_tools)
+
     def warnings(self) -> list[str]:
-        """The note ``escalation score`` gives a log without a call of an escalation tool, if it is one."""
+        """What changes the figures: well-known tools that change nothing counted as actions, and the note
+        ``escalation score`` gives a log without a call of an escalation tool, if it is one."""
         u = self.usage
+        out = []
+        if self.counted_as_actions:
+            names = ", ".join(self.counted_as_actions)
+            one = len(self.counted_as_actions) == 1
+            out.append(f"{names} {'is a well-known tool' if one else 'are well-known tools'} that change"
+                       f"{'s' if one else ''} nothing, yet the policy counts each of {'its' if one else 'their'} "
+                       "calls as a consequential action (in action_tools, or unmarked): an ESC conversation that "
+                       f"calls {'it' if one else 'one'} before it hands over is then scored acted_before_handoff; "
+                       f"move {'it' if one else 'them'} to read_only_tools")
         tally = InputTally(calls=u.calls, escalation_calls=sum(t.calls for t in u.tools
                                                                if t.name in self.policy.escalation_tools),
                            escalation_tools=tuple(sorted(self.policy.escalation_tools)),
                            tools={t.name: t.calls for t in u.called()}, with_record=u.with_record)
         note = escalation_call_note(tally)
-        return [note] if note else []
+        return out + ([note] if note else [])
 
     def to_dict(self) -> dict:
         u = self.usage

@@ -30,6 +30,7 @@ exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES
                                  the exact coverage of the clustered Wilson intervals
 nan_to_none                      an undefined number as JSON's null
 format_number                    a number as text for a person, ``n/a`` where undefined
+counted                          a count with its noun, singular for one
 
 Planning
 ========

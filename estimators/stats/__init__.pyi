@@ -66,5 +66,5 @@ from ._intervals import (
     wilson_kish_interval as wilson_kish_interval,
     z_value as z_value,
 )
-from ._numbers import format_number as format_number, nan_to_none as nan_to_none
+from ._numbers import counted as counted, format_number as format_number, nan_to_none as nan_to_none
 from ._queue import erlang_b as erlang_b, erlang_c as erlang_c, mean_wait_minutes as mean_wait_minutes

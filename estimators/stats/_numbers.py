@@ -1,10 +1,11 @@
-"""Undefined numbers: NaN in arrays, null in JSON, ``n/a`` in text for a person, never 0 or 1."""
+"""Undefined numbers: NaN in arrays, null in JSON, ``n/a`` in text for a person, never 0 or 1; counts
+with their noun."""
 from __future__ import annotations
 
 import math
 import numbers
 
-__all__ = ["nan_to_none", "format_number"]
+__all__ = ["nan_to_none", "format_number", "counted"]
 
 #: How text for a person (terminal tables, Markdown, HTML) writes an undefined number.
 _UNDEFINED = "n/a"
@@ -43,3 +44,24 @@ def format_number(value, digits: int = 3, *, sign: bool = False, spec: str | Non
     if spec is None:
         spec = f"{'+' if sign else ''}.{int(digits)}f"
     return format(value, spec)
+
+
+def counted(count, word: str, plural: str | None = None) -> str:
+    """``count`` with its noun, singular for one: ``1 conversation``, ``2,000 conversations``, ``0 cases``.
+
+    Parameters
+    ----------
+    count : int
+        Written with thousands separators.
+    word : str
+        The noun for one.
+    plural : str, optional
+        The noun for any other count (default ``word + "s"``).
+
+    Examples
+    --------
+    >>> counted(1, "case"), counted(2000, "conversation"), counted(2, "reply", "replies")
+    ('1 case', '2,000 conversations', '2 replies')
+    """
+    count = int(count)
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"

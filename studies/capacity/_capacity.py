@@ -352,6 +352,11 @@ def _validation(queue: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The findings of a smoke run: none, as in the other studies.
+SMOKE_FINDINGS = ("Not drawn from a smoke run: its thresholds, data sets and queue configurations are a few of the "
+                  "study's. The tables below show what this run computed.")
+
+
 def _findings(best: pd.DataFrame, agree: pd.DataFrame, val: pd.DataFrame) -> dict:
     """The values of the findings of a full run."""
     u = best[best["inverted_u"].astype(bool)]
@@ -376,7 +381,7 @@ def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
     return render("capacity/report.md.j2", seed=facts["seed"], datasets=facts["datasets"],
                   thresholds=facts["thresholds"], a=ASSISTANT, g=LogisticQuality(), best=records(best),
                   agree=records(agree), rates=records(tables["rates"]), val=records(val),
-                  find=None if facts["smoke"] else _findings(best, agree, val))
+                  find=None if facts["smoke"] else _findings(best, agree, val), SMOKE_FINDINGS=SMOKE_FINDINGS)
 
 
 def run_capacity_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
@@ -401,7 +406,7 @@ def run_capacity_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED
         queue = long[long["kind"] == "queue"].dropna(axis=1, how="all")
         tables = summarise(measured, queue, smoke=smoke)
         say("writing the tables, drawing the figures")
-        written = _write_outputs(out_dir, measured, queue, tables)
+        written = _write_outputs(out_dir, measured, queue, tables, smoke=smoke)
         say("writing report.md and report.html")
         report = report_markdown(tables, facts={"seed": seed, "datasets": datasets,
                                                 "thresholds": len(_thresholds(smoke)), **facts})
@@ -410,7 +415,7 @@ def run_capacity_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED
     return {"measurements": measured, "queue_runs": queue, **tables}
 
 
-def _write_outputs(out_dir: Path, measured, queue, tables) -> list[Path]:
+def _write_outputs(out_dir: Path, measured, queue, tables, *, smoke: bool = False) -> list[Path]:
     from escalation.figures import plot_capacity_validation, plot_protection_curves
     written = write_table(measured.reset_index(drop=True), out_dir, "measurements")
     written += write_table(queue.reset_index(drop=True), out_dir, "queue_runs")
@@ -421,6 +426,6 @@ def _write_outputs(out_dir: Path, measured, queue, tables) -> list[Path]:
               "validation": "Erlang C and Allen-Cunneen against the SimPy event simulation (MCSE)"}
     for name, table in tables.items():
         written += write_table(table, out_dir, name, titles[name])
-    written += save_figure(plot_protection_curves(tables["protection"]), out_dir / "protection")
-    written += save_figure(plot_capacity_validation(tables["validation"]), out_dir / "validation")
+    written += save_figure(plot_protection_curves(tables["protection"]), out_dir / "protection", smoke=smoke)
+    written += save_figure(plot_capacity_validation(tables["validation"]), out_dir / "validation", smoke=smoke)
     return written

@@ -357,9 +357,10 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
             "covered": {m: bool(lo <= truth <= hi) for m, (lo, hi) in picked.items()}}
 
 
-def _draw_figure(draw, table: pd.DataFrame, stem: Path, options: dict) -> list[Path]:
-    """Draw ``draw(table, **options)`` and save it as ``stem.png`` and ``stem.pdf``: one figure of the study."""
-    return save_figure(draw(table, **options), stem)
+def _draw_figure(draw, table: pd.DataFrame, stem: Path, options: dict, smoke: bool = False) -> list[Path]:
+    """Draw ``draw(table, **options)`` and save it as ``stem.png`` and ``stem.pdf``: one figure of the study
+    (marked when it is of a ``smoke`` run)."""
+    return save_figure(draw(table, **options), stem, smoke=smoke)
 
 
 def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
@@ -401,7 +402,7 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
         say(f"drawing {len(jobs)} figures and writing the tables")
         # a figure takes seconds to draw and save: the workers draw them, like the cells, while the tables are written
         drawn = Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="all")(
-            delayed(_draw_figure)(draw, data, out_dir / stem, options) for draw, data, stem, options in jobs)
+            delayed(_draw_figure)(draw, data, out_dir / stem, options, smoke) for draw, data, stem, options in jobs)
         written = write_table(coverage, out_dir, "coverage", digits=6)
         summary, advice = summary_by_method(cells), recommendation(cells)
         written += write_table(summary, out_dir, "summary",

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from escalation.estimators.stats import INTERVAL_METHODS, RHO_BOUND_LEVEL, format_number
+from escalation.figures import counted
 
 from .._performance import binomial_mcse
 from .._tables import markdown_table
@@ -143,7 +144,7 @@ def _where(failing: pd.DataFrame) -> str:
     """'5 cells below 0.93: distance from the boundary 0.01, 0.02; rho 0.2, 0.5; K 100, 200'."""
     values = lambda column: ", ".join(f"{v:g}" for v in sorted(set(column)))  # noqa: E731
     distance = np.minimum(failing["p"], 1 - failing["p"]).round(12)
-    return (f"{len(failing)} cells below {FLOOR:g}: distance from the boundary {values(distance)}; "
+    return (f"{counted(len(failing), 'cell')} below {FLOOR:g}: distance from the boundary {values(distance)}; "
             f"rho {values(failing['rho'])}; K {values(failing['scenarios'])}")
 
 

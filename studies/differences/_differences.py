@@ -151,12 +151,12 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
         from escalation.figures import difference_coverage, mode_b_coverage
         style = {"names": _NAMES, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
         figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS, **style),
-                              out_dir / "differences_coverage")
+                              out_dir / "differences_coverage", smoke=smoke)
         figures += save_figure(mode_b_coverage(
             mode_b, usable_mode_b(mode_b), methods=MODE_B_METHODS,
             title=(f"Coverage of the mode-B corrected rate (Se = {SENSITIVITY:g}, Sp = {SPECIFICITY:g}, validation "
                    f"share {VALIDATION_SHARE:g}; coverage of the defined intervals, where at least "
-                   f"{1 - MAX_UNDEFINED:.0%} are defined)"), **style), out_dir / "mode_b_coverage")
+                   f"{1 - MAX_UNDEFINED:.0%} are defined)"), **style), out_dir / "mode_b_coverage", smoke=smoke)
         say("writing report.md and report.html")
         text = report_markdown(differences, mode_b, tables, seed=seed, cells_seconds=run["cells_seconds"],
                                smoke=smoke, resumed=int(run["cells_resumed"]),

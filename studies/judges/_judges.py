@@ -121,9 +121,10 @@ def run_judges_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, 
         for name, table in tables.items():
             written += write_table(table, out_dir, name, TITLES[name])
         say("drawing the figures")
-        written += save_figure(plot_reliability(tables["reliability"]), out_dir / "reliability")
-        written += save_figure(plot_calibration_bias(tables["calibration_detail"]), out_dir / "calibration_bias")
-        written += save_figure(plot_mode_b(tables["mode_b_methods"]), out_dir / "mode_b")
+        written += save_figure(plot_reliability(tables["reliability"]), out_dir / "reliability", smoke=smoke)
+        written += save_figure(plot_calibration_bias(tables["calibration_detail"]), out_dir / "calibration_bias",
+                               smoke=smoke)
+        written += save_figure(plot_mode_b(tables["mode_b_methods"]), out_dir / "mode_b", smoke=smoke)
         say("writing report.md and report.html")
         written += write_reports(out_dir, report_markdown(tables, facts={"seed": seed, **facts}), smoke=smoke,
                                  outputs=written)

@@ -398,7 +398,8 @@ def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
     results = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                         backend=backend, scheduler=scheduler, description="simulating and scoring",
                         run_facts=facts, force=force)
-    cells_seconds = orjson.loads((out_dir / "run.json").read_bytes())["cells_seconds"]
+    run = orjson.loads((out_dir / "run.json").read_bytes())
+    cells_seconds, resumed = run["cells_seconds"], int(run["cells_resumed"])
     with step("scoring the worked example and the eleven implementation errors", progress=progress) as say:
         tables = build_tables(results)
         say("writing the tables")
@@ -406,12 +407,13 @@ def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
         for name, table in tables.items():
             written += write_table(table, out_dir, name, TABLE_TITLES[name])
         say("drawing the figures")
-        written += save_figure(plot_profiles(tables["rates"]), out_dir / "profiles")
+        written += save_figure(plot_profiles(tables["rates"]), out_dir / "profiles", smoke=smoke)
         written += save_figure(plot_record_vs_text(tables["record_vs_text"], tables["record_vs_text_expected"]),
-                               out_dir / "record_vs_text")
+                               out_dir / "record_vs_text", smoke=smoke)
         say("writing report.md and report.html")
         text = report_markdown(tables, facts={**facts, "seed": seed, "n_jobs": n_jobs, "version": __version__,
-                                              "cells_seconds": cells_seconds})
+                                              "cells_seconds": cells_seconds, "cells": len(design),
+                                              "cells_resumed": resumed})
         written += write_reports(out_dir, text, smoke=smoke, outputs=written)
     record_outputs(out_dir, written)
     return {**tables, "results": results}

@@ -142,7 +142,7 @@ def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_S
     with step("planning and summarising", progress=progress) as say:
         tables = {**planning_tables(), **summarise_validation(long)}
         say("writing the tables, drawing the figures")
-        written = _write_outputs(out_dir, long, tables)
+        written = _write_outputs(out_dir, long, tables, smoke=smoke)
         say("writing report.md and report.html")
         written += write_reports(out_dir, report_markdown(tables, facts={"seed": seed, **facts}), smoke=smoke,
                                  outputs=written)
@@ -150,8 +150,10 @@ def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_S
     return {"validation": long, **tables}
 
 
-def _write_outputs(out_dir: Path, long: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> list[Path]:
-    """The study's tables (CSV and Markdown) and figures (PNG and PDF); the paths written."""
+def _write_outputs(out_dir: Path, long: pd.DataFrame, tables: dict[str, pd.DataFrame], *,
+                   smoke: bool = False) -> list[Path]:
+    """The study's tables (CSV and Markdown) and figures (PNG and PDF); the paths written. A ``smoke`` run marks
+    the figures of its simulations (the plans are exact whatever the run)."""
     from escalation.figures import (
         plot_interval_validation,
         plot_power_validation,
@@ -172,10 +174,11 @@ def _write_outputs(out_dir: Path, long: pd.DataFrame, tables: dict[str, pd.DataF
     written += save_figure(plot_scenarios_by_replicas(tables["scenarios_by_replicas"]),
                            out_dir / "scenarios_by_replicas")
     if "intervals" in tables:
-        written += save_figure(plot_interval_validation(tables["intervals"]), out_dir / "intervals")
+        written += save_figure(plot_interval_validation(tables["intervals"]), out_dir / "intervals", smoke=smoke)
     if "power" in tables:
         size = tables.get("size")
         dense = None if size is None else size[(size["p"] == 0.15) & (size["replicas"] == 5)]
         written += save_figure(plot_power_validation(tables["power"], size=dense,
-                                                     size_note="\ncells with p = 0.15, m = 5"), out_dir / "power")
+                                                     size_note="\ncells with p = 0.15, m = 5"), out_dir / "power",
+                               smoke=smoke)
     return written

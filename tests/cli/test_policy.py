@@ -202,6 +202,7 @@ def test_turn_ranges():
 @pytest.mark.parametrize("suffix", [".toml", ".json"])
 def test_the_draft_reads_back_and_scores(monkeypatch, capsys, tmp_path, suffix):
     out = tmp_path / f"draft{suffix}"
+    monkeypatch.setenv("COLUMNS", "80")  # as on a terminal of 80 columns
     code, stdout, stderr = run_cli_output(monkeypatch, capsys, "policy", "init", AIRLINE, "--out", out)
     assert code == 0, stderr
     assert stderr == ""
@@ -211,7 +212,7 @@ def test_the_draft_reads_back_and_scores(monkeypatch, capsys, tmp_path, suffix):
     assert policy.to_dict() == {"name": "draft from gpt-4o-airline.json", **{k: sorted(v) for k, v in lists.items()}}
     assert policy.escalation_tools == {"transfer_to_human_agents"}
     assert policy.read_only_tools == {"get_reservation_details", "get_user_details", "list_all_airports",
-                                      "search_direct_flight", "search_onestop_flight"}
+                                      "search_direct_flight", "search_onestop_flight", "think", "calculate"}
     assert policy.action_tools | policy.read_only_tools | policy.escalation_tools == {t.name for t in usage.tools}
     text = out.read_text()
     if suffix == ".toml":
@@ -284,7 +285,7 @@ def test_check_names_unmarked_unused_and_doubtful_tools(monkeypatch, capsys, tmp
     counts = _tau_bench_raw(AIRLINE)[1]
     assert {t["tool"]: (t["calls"], t["conversations"]) for t in data["unmarked"]} == {
         "think": counts["think"][:2], "transfer_to_human_agents": counts["transfer_to_human_agents"][:2]}
-    assert {t["tool"]: t["suggested"] for t in data["unmarked"]} == {"think": "action_tools",
+    assert {t["tool"]: t["suggested"] for t in data["unmarked"]} == {"think": "read_only_tools",
                                                                      "transfer_to_human_agents": "escalation_tools"}
     assert data["never_called"] == [{"tool": "transfer_to_human", "lists": ["escalation_tools"]},
                                     {"tool": "get_flight_status", "lists": ["read_only_tools"]}]
@@ -293,6 +294,8 @@ def test_check_names_unmarked_unused_and_doubtful_tools(monkeypatch, capsys, tmp
                                "why": "begins with 'list': looks like a look-up"}]
     assert "no call of an escalation tool (transfer_to_human) was read" in stderr
     assert "transfer_to_human_agents looks like a hand-off" in stderr
+    assert "think is a well-known tool that changes nothing" in stderr  # unmarked: counted as an action
+    monkeypatch.setenv("COLUMNS", "80")  # as on a terminal of 80 columns
     code, stdout, _ = run_cli_output(monkeypatch, capsys, "policy", "check", AIRLINE, "--policy", policy)
     assert code == 0
     assert "unmarked tools (called, in no list: each call counts as an action): 2" in stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 
@@ -111,7 +112,7 @@ def test_a_name_imports_only_the_module_that_defines_it(tmp_path):
     ours = {m for m in modules if m.startswith("escalation.")}
     assert ours == {"escalation._version", "escalation.estimators", "escalation.estimators.stats",
                     "escalation.estimators.metric", "escalation.estimators.records",
-                    "escalation.estimators.stats._constants",
+                    "escalation.estimators.stats._constants", "escalation.estimators.stats._numbers",
                     "escalation.estimators.metric._difference_coverage", "escalation.estimators.records._errors",
                     "escalation.studies", "escalation.studies._constants"}
 
@@ -171,8 +172,10 @@ def test_score_imports_no_drawing_and_scores_as_before(tmp_path, monkeypatch, ca
     (tmp_path / "policy.json").write_text(json.dumps({"escalation_tools": ["transfer_to_human"]}))
     args = ["score", "records.jsonl", "--policy", "policy.json", "--interval", interval]
     listing = tmp_path / "modules.json"
+    # env: this process's os.environ, as the in-process run below sees it (GNU readline, which pytest loads, exports
+    # COLUMNS=80 to child processes behind os.environ's back, and a table not on a terminal takes COLUMNS)
     done = subprocess.run([sys.executable, "-c", _SCORE, str(listing), *args, "--out", "fresh"], capture_output=True,
-                          text=True, timeout=TIMEOUT, cwd=tmp_path)
+                          text=True, timeout=TIMEOUT, cwd=tmp_path, env=dict(os.environ))
     seen = json.loads(listing.read_text())
     assert seen["code"] == 0, done.stderr
     imported = _top(seen["modules"])

@@ -79,8 +79,8 @@ def test_the_suite_extra_runs_the_suite_offline_with_the_projects_own_model(inst
     bin_dir, work, env = installed
     # inspect_ai came from this machine's packages, so its ``inspect`` script is not in the environment's bin:
     # ``python -m inspect_ai`` is the same command, run by the environment's Python (which sees the wheel)
-    _run([bin_dir / "python", "-m", "inspect_ai", "eval", "escalation/paired_oversight", "--model", "escalation/follows_policy",
-          "--limit", "4", "--log-dir", "logs", "--display", "none"], cwd=work, env=env)
+    _run([bin_dir / "python", "-m", "inspect_ai", "eval", "escalation/paired_oversight", "--model",
+          "escalation/follows_policy", "--limit", "4", "--log-dir", "logs", "--display", "none"], cwd=work, env=env)
     log, = (work / "logs").glob("*.eval")
     _run([bin_dir / "escalation", "suite", "export", "--out", "suite"], cwd=work, env=env)
     scored = _run([bin_dir / "escalation", "score", log, "--policy", "suite/policy.json", "--json"], cwd=work,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import subprocess
 import sys
@@ -199,6 +200,34 @@ def test_report_numbers_equal_the_csv_numbers(smoke_runs):
     assert (f"truth {row['truth']:.3f}, with a record {row['with_record']:.3f}, without a record "
             f"{row['without_record']:.3f}") in report
     assert f"seed {SEED}" in report and "version" in report and "Run time" in report
+
+
+def test_a_resumed_run_says_so_and_its_lines_end_whole(smoke_runs, tmp_path):
+    """Run again in a copy of a finished folder, at 80 columns: it says that it resumed, and its summary ends on
+    whole sentences (issue 30: "Run time of the simulation cells 0.0 s" alone, a last line ending in "within
+    tolerance of the paper; ")."""
+    import shutil
+
+    _, two = smoke_runs
+    again = tmp_path / "again"
+    shutil.copytree(two, again)
+    result = subprocess.run([sys.executable, "-m", "escalation", "reproduce", "--out", str(again), "--smoke",
+                             "--n-jobs", "2", "--seed", str(SEED)], capture_output=True, text=True,
+                            env={**os.environ, "COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    cells = len(pd.read_csv(again / "design.csv"))
+    lines = result.stdout.splitlines()
+    assert lines[0] == (f"resumed the run in {again}: {cells} of its {cells} simulation cells reused, 0 computed "
+                        "(--force computes them all again)")
+    assert re.fullmatch(r"reproduced the paper: (\d+) of \1 expected values within tolerance of the paper", lines[1])
+    assert lines[2] == f"wrote the tables, the figures, {again / 'report.md'} and {again / 'report.html'}"
+    assert len(lines) == 3
+    report = (again / "report.md").read_text()
+    assert (f"This run resumed an earlier one in the same folder: it reused {cells} of the {cells} cells and computed "
+            "0, and the run time above counts only the cells it computed") in report
+    assert "resumed" not in (two / "report.md").read_text()  # the first run computed every cell
+    for name in TABLE_TITLES:  # and the tables are the same bytes
+        assert (again / f"{name}.csv").read_bytes() == (two / f"{name}.csv").read_bytes(), name
 
 
 @pytest.mark.parametrize("arguments, message", [(["--n-jobs", "0"], "--n-jobs"), (["--expected-pairs", "0"],

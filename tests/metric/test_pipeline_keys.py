@@ -31,7 +31,9 @@ def _two_logs(second_reread):
 
 
 def test_a_key_in_two_logs_is_an_error_naming_both():
-    with pytest.raises(InputError, match=r"conversation_id 'y' is in a.jsonl and in b.jsonl"):
+    with pytest.raises(InputError, match=r"^b.jsonl: field 'conversation_id': conversation_id 'y' is also in "
+                                         r"a.jsonl: logs scored together must not repeat a key; .*escalation "
+                                         r"leaderboard"):
         _two_logs(lambda: iter([_conversations("y", "z")]))
 
 

@@ -31,6 +31,8 @@ def runs(tmp_path_factory):
     for out, jobs in ((one, "1"), (two, "2")):
         done = _run(out, "--n-jobs", jobs)
         assert done.returncode == 0, done.stderr
+        # a smoke run states no finding (issue 30: it printed the best thresholds as if they were found)
+        assert "t*=" not in done.stdout and "a smoke run (--smoke: tiny sizes" in " ".join(done.stdout.split())
     return one, two
 
 
@@ -44,7 +46,8 @@ def test_files(runs):
     for name in ("report.md", "report.html", "run.json", "design.csv", "measurements.csv", "queue_runs.csv"):
         assert (out / name).is_file()
     report = (out / "report.md").read_text(encoding="utf-8")
-    assert report.startswith("# Oversight capacity") and "## Findings" not in report  # a smoke run states none
+    assert report.startswith("# Oversight capacity")
+    assert "## Findings\n\nNot drawn from a smoke run" in report and "The protection is an inverted U" not in report
 
 
 def test_bit_identical_for_any_n_jobs(runs):

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["LIMIT", "SENTENCE_LIMIT", "Stop", "console", "json_text", "plain", "warning_line"]
+__all__ = ["LIMIT", "NOT_A_TERMINAL", "SENTENCE_LIMIT", "Stop", "columns", "console", "json_text", "plain",
+           "warning_line"]
 
 class Stop(Exception):
     """A command stops with ``message`` and the exit status ``code``: raised by the command, printed by
@@ -67,7 +68,39 @@ def _escaped(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def console(*, err: bool = False, width: Optional[int] = None):
+#: Columns of output that is not a terminal (a file, a pipe, a CI log) when ``COLUMNS`` does not say: wide
+#: enough that no command's table wraps a model or tool name (rich's own default is 80).
+NOT_A_TERMINAL = 200
+
+
+def columns(*, err: bool = False, most: Optional[int] = None) -> int:
+    """The columns to print in: a terminal's width (at most ``most``); when the stream is not a terminal,
+    ``COLUMNS`` if it is set, else :data:`NOT_A_TERMINAL`, so that tables written to a file or a pipe
+    are not wrapped at 80 columns.
+
+    Parameters
+    ----------
+    err : bool
+        Of standard error instead of standard output.
+    most : int, optional
+        The most columns on a terminal (prose that should not run across a wide window).
+    """
+    import os
+    import shutil
+    import sys
+
+    stream = sys.stderr if err else sys.stdout
+    given = os.environ.get("COLUMNS", "").strip()
+    if given.isascii() and given.isdigit() and int(given) > 0:
+        width = int(given)
+    elif stream is not None and stream.isatty():
+        width = shutil.get_terminal_size().columns
+    else:
+        return NOT_A_TERMINAL
+    return width if most is None else min(width, most)
+
+
+def console(*, err: bool = False, width: Optional[int] = None, most: Optional[int] = None):
     """A rich console that prints strings as they are: no markup, no highlighting, no ``:emoji:`` codes.
 
     Parameters
@@ -75,11 +108,15 @@ def console(*, err: bool = False, width: Optional[int] = None):
     err : bool
         Print on standard error instead of standard output.
     width : int or None
-        Columns; None: the terminal's (80 when it is not a terminal).
+        Columns; None: :func:`columns` (a terminal's width, at most ``most``; not a terminal:
+        ``COLUMNS``, else :data:`NOT_A_TERMINAL`).
+    most : int, optional
+        With ``width`` None, the most columns on a terminal.
     """
     from rich.console import Console
 
-    return Console(stderr=err, width=width, markup=False, highlight=False, emoji=False)
+    return Console(stderr=err, width=width if width is not None else columns(err=err, most=most), markup=False,
+                   highlight=False, emoji=False)
 
 
 def warning_line(text):

@@ -135,6 +135,8 @@ def run_judges(judging: _Judging, *, written: bool) -> list[dict]:
 
 def print_judges(lines: list[dict], judging: _Judging, *, path: Optional[Path], err: bool = False) -> None:
     """The judge section of the readable output (standard error when stdout holds --json)."""
+    from escalation.figures import counted
+
     def say(text):
         typer.echo(text, err=err)
 
@@ -152,7 +154,7 @@ def print_judges(lines: list[dict], judging: _Judging, *, path: Optional[Path], 
     inconsistent = sum(line["consistent"] is False for line in asked)
     rejected = sum(line["judge_error"] is not None for line in asked)
     verified = sum(line["evidence_verified"] is True for line in asked)
-    say(f"cause judge: {len(asked)} errors; consistent with the record's cause {consistent}, not consistent "
+    say(f"cause judge: {counted(len(asked), 'error')}; consistent with the record's cause {consistent}, not consistent "
         f"{inconsistent}, answer rejected {rejected}; evidence quoted verbatim {verified}")
     if path is not None:
         say(f"wrote {plain(path, None)}")

@@ -116,7 +116,7 @@ class ScoreReport:
 def _folder_timelines(folder: Path, summary: dict) -> tuple[dict, str]:
     """The timelines a score folder's report.html holds, by conversation id, and what a conversation
     without one is told: why it has none."""
-    from escalation.figures import report_data
+    from escalation.figures import counted, report_data
 
     path = Path(folder) / REPORT
     if not path.is_file():
@@ -131,8 +131,8 @@ def _folder_timelines(folder: Path, summary: dict) -> tuple[dict, str]:
     except (ValueError, UnicodeDecodeError) as err:
         return {}, f"{path} {err}."
     timelines = {timeline["conversation_id"]: timeline for timeline in page.get("timelines") or ()}
-    return timelines, (f"{path} holds the timelines of the first {len(timelines):,} conversations in input order "
-                       "(escalation score --report-timelines N sets how many).")
+    return timelines, (f"{path} holds the timelines of the first {counted(len(timelines), 'conversation')} in input "
+                       "order (escalation score --report-timelines N sets how many).")
 
 
 def compare_files(a_dir: Path, b_dir: Path, result, data: dict, *, figures: bool = False) -> dict[str, bytes]:

@@ -53,10 +53,11 @@ def nsim_option(default: str):
                                                           f"({default}; at most {MAX_NSIM:,}).")
 
 
-def n_jobs_option(independent: str = "Results do not depend on it."):
-    """``--n-jobs N`` (default 1; -1 = all cores); ``independent`` says what does not depend on it."""
-    return typer.Option(1, "--n-jobs", metavar="N", help=f"Parallel workers (-1: all cores; at most "
-                                                         f"{WORKERS_PER_CORE} per core). {independent}")
+def n_jobs_option(independent: str = "Results do not depend on it.", default: int = 1):
+    """``--n-jobs N`` (default ``default``, 1 unless told; -1 = all cores); ``independent`` says what does not
+    depend on it."""
+    return typer.Option(default, "--n-jobs", metavar="N", help=f"Parallel workers (-1: all cores; at most "
+                                                               f"{WORKERS_PER_CORE} per core). {independent}")
 
 
 def seed_option(default: int, unit: str = "cell"):

@@ -39,14 +39,15 @@ def print_validation(result, console) -> None:
     from rich.table import Table
 
     from escalation.estimators.judges import ValidationCorrection
+    from escalation.figures import counted
 
     from ._console import plain, warning_line
 
     data = result.to_dict() if isinstance(result, ValidationCorrection) else result
     conf = int(round(data["confidence"] * 100))
     source = plain(data["file"], None) if data["file"] else "the validation conversations"
-    console.print(f"corrected with {source}: {data['evaluated']} of {data['conversations']} conversations with "
-                  "both the record and the text", markup=False, highlight=False)
+    console.print(f"corrected with {source}: {data['evaluated']} of {counted(data['conversations'], 'conversation')} "
+                  "with both the record and the text", markup=False, highlight=False)
     pv = data["method"] == "predictive_values"
     first, second = ("ppv", "false_omission") if pv else ("sensitivity", "specificity")
     table = Table(show_edge=False, header_style="bold")

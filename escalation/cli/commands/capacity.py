@@ -2,6 +2,7 @@
 protection it gives (docs/capacity.md)."""
 from __future__ import annotations
 
+import math
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -43,6 +44,10 @@ _LABELS = {"handoffs_per_hour": "hand-offs an hour", "utilisation": "utilisation
            "review_quality": "review quality g(rho)", "reviews_under_load": "reviews under load",
            "protection": "realised protection"}
 _WAITING = ("p_wait", "mean_wait_minutes")
+#: The outputs that are shares (in [0, 1] by nature): written with 4 decimals, as the measured rates are.
+_SHARES = ("p_wait", "review_quality", "reviews_under_load", "protection")
+#: Significant digits of the largest number of a row of the other outputs; all its numbers take as many decimals.
+_DIGITS = 4
 
 
 class Solve(str, Enum):
@@ -97,10 +102,31 @@ def _number(value, digits: int = 4, undefined: str | None = None) -> str:
     return format_number(value, spec="," if isinstance(value, int) else f".{digits}g")
 
 
-def _estimate(entry: dict, undefined: str | None = None) -> str:
+def _decimals(values, share: bool) -> int:
+    """Decimals of a row: 4 for a share; else enough for :data:`_DIGITS` significant digits of the row's
+    largest number (none for thousands, at most 4, as for a share), so that a row never mixes ``1.08`` and
+    ``0.6883`` nor writes ``6.718e-06``."""
+    if share:
+        return 4
+    finite = [abs(v) for v in values if isinstance(v, int | float) and math.isfinite(v) and v != 0]
+    if not finite:
+        return _DIGITS
+    return min(4, max(0, _DIGITS - 1 - math.floor(math.log10(max(finite)))))
+
+
+def _fixed(value, decimals: int, undefined: str | None = None) -> str:
+    """``value`` with ``decimals`` decimals and thousands separators; undefined as :func:`_number` writes it."""
+    if value is None and undefined is not None:
+        return undefined
+    return format_number(value, spec=f",.{decimals}f")
+
+
+def _estimate(entry: dict, undefined: str | None = None, *, share: bool = False) -> str:
+    """``value (low, high)``: the three numbers in one format (:func:`_decimals`)."""
     low, high = entry["ci"]
-    return (f"{_number(entry['value'], undefined=undefined)} "
-            f"({_number(low, undefined=undefined)}, {_number(high, undefined=undefined)})")
+    decimals = _decimals((entry["value"], low, high), share)
+    return (f"{_fixed(entry['value'], decimals, undefined)} "
+            f"({_fixed(low, decimals, undefined)}, {_fixed(high, decimals, undefined)})")
 
 
 def _quality_text(quality: dict) -> str:
@@ -122,18 +148,20 @@ def _solution_lines(solution: dict, confidence: float) -> list[str]:
                 f"estimate; {_number(solution['reviewers_interval'], undefined='none')} so that the {level} "
                 f"interval's {end} meets it too"]
     budget, staff = solution["e_act_max"], _reviewers(solution["reviewers"])
-    low, high = (_number(end, undefined="none") for end in budget["ci"])
+    low, high = (_fixed(end, 4, undefined="none") for end in budget["ci"])  # e_ACT: a share
     within = {None: "no budget", True: "within the budget", False: "over the budget"}[solution["within"]]
     head = f"escalation budget with {staff} at utilisation at most {solution['target']['utilisation']:g}: "
-    head += ("none" if budget["value"] is None else f"e_ACT at most {_number(budget['value'])}")
+    head += ("none" if budget["value"] is None else f"e_ACT at most {_fixed(budget['value'], 4)}")
     legend = "; none: no budget" if None in (budget["value"], *budget["ci"]) else ""
     return [f"{head} ({level} interval {low} to {high}{legend})",
-            f"  the ESC hand-offs alone take utilisation {solution['esc_utilisation']:.4g}; the measured e_ACT "
+            f"  the ESC hand-offs alone take utilisation {_fixed(solution['esc_utilisation'], 4)}; the measured e_ACT "
             f"(= p_o) is {solution['e_act']:.4f}: {within}"]
 
 
 def print_capacity(data: dict) -> None:
     """The readable report of :meth:`CapacityModel.report` (with ``solution`` when solving), for a person."""
+    from escalation.figures import counted
+
     console = plain_console()
     level = f"{data['interval']['confidence']:.0%}"
     solution = data.get("solution")
@@ -142,7 +170,8 @@ def print_capacity(data: dict) -> None:
             console.print(line)
         console.print()
     inputs, assumed = data["inputs"], data["assumptions"]
-    console.print(f"{plain(data['folder'], None)}: {data['conversations']} conversations, {data['mode']} mode")
+    console.print(f"{plain(data['folder'], None)}: {counted(data['conversations'], 'conversation')}, {data['mode']} "
+                  "mode")
     console.print(f"measured ({level} intervals: percentile cluster bootstrap, {data['interval']['draws']:,} draws, "
                   f"seed {data['interval']['seed']})")
     for key, name, what, count in (("p_u", "p_u  ", "under-escalation", "errors"),
@@ -150,7 +179,7 @@ def print_capacity(data: dict) -> None:
                                    ("e_act", "e_ACT", "ACT reaching a person", "reached")):
         entry = inputs[key]
         console.print(f"  {name}  {what:<22} {entry['value']:.4f} ({entry['ci'][0]:.4f}, {entry['ci'][1]:.4f})  "
-                      f"{entry[count]}/{entry['n']} in {entry['scenarios']} scenarios")
+                      f"{entry[count]}/{entry['n']} in {counted(entry['scenarios'], 'scenario')}")
     console.print("assumed (not measured: state your own)")
     console.print(f"  traffic {assumed['traffic_per_hour']:g} conversations an hour, ESC share "
                   f"{assumed['esc_share']:g}")
@@ -163,7 +192,8 @@ def print_capacity(data: dict) -> None:
     if data["reviewers"] is not None:
         console.print(f"results with {staff} ({level} intervals)")
         for key, label in _LABELS.items():
-            console.print(f"  {label:<24} {_estimate(data[key], 'unstable' if key in _WAITING else None)}")
+            shown = _estimate(data[key], "unstable" if key in _WAITING else None, share=key in _SHARES)
+            console.print(f"  {label:<24} {shown}")
         console.print("  (reviews under load = g(0) - g(rho): real decisions lost to the load)")
         if not data["stable"]:
             console.print(f"unstable: at the point estimate hand-offs arrive faster than {staff} clear them "

@@ -75,7 +75,7 @@ def _differences_table(data: dict, name_a: str, name_b: str, level: str, chosen:
     from rich.table import Table
     from rich.text import Text
 
-    from escalation.figures import p_value_text
+    from escalation.figures import counted, p_value_text
 
     def cell(value, note):
         """A table cell: ``value``, and ``note`` dimmed on the line below."""
@@ -84,7 +84,7 @@ def _differences_table(data: dict, name_a: str, name_b: str, level: str, chosen:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold")
     table.add_column("figure", no_wrap=True)
     for name in (name_a, name_b):
-        table.add_column(name, justify="right", min_width=6, max_width=10, overflow="fold")
+        table.add_column(name, justify="right", min_width=6, max_width=max(10, min(len(name), 24)), overflow="fold")
     table.add_column("B - A", justify="right", no_wrap=True)
     table.add_column("p", justify="right", no_wrap=True)
     for title in (f"Newcombe {level}", f"bootstrap {level}"):
@@ -96,7 +96,7 @@ def _differences_table(data: dict, name_a: str, name_b: str, level: str, chosen:
             word = words[which]
             text = word["word"] if word["lowest"] is None else f"{word['word']} ({word['lowest']:.2f})"
             cells.append(cell(_ci(diff[f"{which}_ci"]), text))
-        table.add_row(cell(diff["metric"], f"{diff['clusters']} cases"),
+        table.add_row(cell(diff["metric"], counted(diff["clusters"], "case")),
                       cell(format_number(diff["a"]), f"n {diff['n_a']}"),
                       cell(format_number(diff["b"]), f"n {diff['n_b']}"), format_number(diff["difference"], sign=True),
                       p_value_text(diff["p_value"], floor), *cells, end_section=True)
@@ -152,10 +152,11 @@ def _print_written(console, out: Path, report: tuple[str, ...]) -> None:
 def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report: tuple[str, ...] = ()) -> None:
     """The readable comparison of :meth:`Comparison.to_dict`, for a person (fits 100 columns); ``report``:
     the report's files that were written."""
-    from rich.console import Console
     from rich.text import Text
 
-    console = plain_console(width=min(Console().width, 100))
+    from escalation.figures import counted
+
+    console = plain_console(most=100)  # not a terminal: wide, so that no model name is split
     name_a, name_b = plain(data["names"]["a"]), plain(data["names"]["b"])
     level = f"{data['confidence']:.0%}"
     bootstrap = data["interval"].startswith("bootstrap")
@@ -164,8 +165,8 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
     chosen = "bootstrap" if bootstrap else "Newcombe"
     floor = max(1e-12, 1.0 / data["n_boot"]) if bootstrap else 1e-12
     scope = " both have (--common)" if data["common"] else ""
-    console.print(f"{name_b} minus {name_a}: {data['scenarios']} scenarios{scope}, "
-                  f"{data['cases']} cases; {level} intervals")
+    console.print(f"{name_b} minus {name_a}: {counted(data['scenarios'], 'scenario')}{scope}, "
+                  f"{counted(data['cases'], 'case')}; {level} intervals")
     console.print(_differences_table(data, name_a, name_b, level, chosen, floor))
     console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired "
                   f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "

@@ -12,8 +12,10 @@ import typer
 
 from escalation.cli.commands._archive_limits import (
     ARCHIVE_DEFAULT,
+    DOCUMENT_DEFAULT,
     MEMBER_DEFAULT,
     MaxArchiveBytes,
+    MaxDocumentBytes,
     MaxMemberBytes,
     archive_limits,
 )
@@ -38,7 +40,8 @@ HELP = (
     "different does not mean equal: with few scenarios, two models can differ and still share a letter.\n\n"
     "Writes to --out: leaderboard.csv and leaderboard.md (one row per model), differences.csv and differences.md "
     "(every pair of models and figure, with both intervals, the Holm-adjusted p-value and the verdict), "
-    "leaderboard.png / leaderboard.pdf, and report.html (the tables and the figure on one page that opens from disk).\n\n"
+    "leaderboard.png / leaderboard.pdf, and report.html (the tables and the figure on one page that opens from "
+    "disk).\n\n"
     "Example: escalation leaderboard runs/gpt-4o.eval runs/claude.eval runs/llama.eval --out leaderboard-results"
 )
 
@@ -94,10 +97,12 @@ def print_leaderboard(data: dict, *, out: Path) -> None:
     """The readable leaderboard of :meth:`Leaderboard.to_dict`, for a person."""
     from rich.table import Table
 
+    from escalation.figures import counted
+
     console = plain_console(width=None if sys.stdout.isatty() else 160)
     level = f"{data['confidence']:.0%}"
-    table = Table(title=f"Leaderboard ({data['scenarios']} scenarios; {level} intervals, {data['interval']}; "
-                        "letters: groups)", header_style="bold", show_edge=False)
+    table = Table(title=f"Leaderboard ({counted(data['scenarios'], 'scenario')}; {level} intervals, "
+                        f"{data['interval']}; letters: groups)", header_style="bold", show_edge=False)
     table.add_column("rank", justify="right", no_wrap=True)
     table.add_column("model")
     for column in (f"p_u ({level} CI)", f"p_o ({level} CI)", f"pi ({level} CI)"):
@@ -151,18 +156,19 @@ def leaderboard(
                                  "the table."),
     max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
     max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
+    max_document_bytes: MaxDocumentBytes = DOCUMENT_DEFAULT,
 ) -> None:
     """Rank models run on the same scenarios, with their differences and groups (the help text is :data:`HELP`)."""
+    from escalation import __version__
     from escalation.estimators.metric import leaderboard as rank, score_file
     from escalation.estimators.records import InputError, check_out_dir, load_policy, read_scored, write_files
     from escalation.estimators.stats import check_choice, check_count, check_level
-    from escalation import __version__
     from escalation.figures import plot_leaderboard, study_page
 
     check_level("confidence", confidence)  # before the logs are scored
     check_choice("format", format, FORMATS)
     check_count("seed", seed, 0)
-    limits = archive_limits(max_member_bytes, max_archive_bytes)
+    limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
     for log in logs:
         if not log.is_file():
             raise InputError("no such file", source=str(log))

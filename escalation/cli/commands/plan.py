@@ -362,7 +362,9 @@ def plan(
         return
     from rich.console import Console
 
-    console = Console()
+    from ._console import columns as width
+
+    console = Console(width=width())
     if "plan" in plans:
         kind, first_columns, columns = _print_rate_plan(console, plans["plan"], rho, paired_figure)
     else:

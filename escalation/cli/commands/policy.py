@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -10,8 +9,10 @@ import typer
 
 from escalation.cli.commands._archive_limits import (
     ARCHIVE_DEFAULT,
+    DOCUMENT_DEFAULT,
     MEMBER_DEFAULT,
     MaxArchiveBytes,
+    MaxDocumentBytes,
     MaxMemberBytes,
     archive_limits,
 )
@@ -32,8 +33,7 @@ FORMAT_HELP = f"Input format: {', '.join(FORMATS)}."
 
 
 def _console(err: bool):
-    stream = sys.stderr if err else sys.stdout
-    return plain_console(err=err, width=None if stream.isatty() else 80)
+    return plain_console(err=err)  # not a terminal: wide, so that no tool name is split
 
 
 def _check_format(format: str) -> None:
@@ -42,33 +42,44 @@ def _check_format(format: str) -> None:
     check_choice("format", format, FORMATS)
 
 
-def _tool_table(rows, list_header: str = "list") -> Table:
-    """``rows``: ``(ToolUse, Placement)``; the why is the placement's short reason."""
+def _tool_table(rows, console, list_header: str = "list") -> Table:
+    """``rows``: ``(ToolUse, Placement)``; the why is the placement's short reason. As wide as its cells when
+    ``console`` has room (a file or a pipe is wide: :func:`~escalation.cli.commands._console.columns`), else
+    the console's width, where a long name folds and the reasons wrap."""
     from rich import box
+    from rich.measure import Measurement
     from rich.table import Table
 
     from escalation.estimators.records import turn_ranges
 
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False,
-                  padding=(0, 1, 0, 0), expand=True)
-    table.add_column("tool", overflow="fold", ratio=3)  # a long name folds: the table fits 80 columns
-    counts: tuple[tuple[str, JustifyMethod], ...] = (("calls", "right"), ("convs", "right"), ("turns", "left"),
-                                                    (list_header, "left"))
-    for column, justify in counts:
-        table.add_column(column, justify=justify, no_wrap=True)
-    table.add_column("why", ratio=2)
-    for tool, placed in rows:
-        table.add_row(plain(tool.name), str(tool.calls), str(tool.conversations),
-                      turn_ranges(tool.turns, _TURN_WIDTH), _SHORT[placed.list], plain(placed.short))
-    return table
+    def table(fit: bool) -> Table:
+        made = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False,
+                     padding=(0, 1, 0, 0), expand=fit)
+        made.add_column("tool", overflow="fold", ratio=3 if fit else None)  # a long name folds
+        counts: tuple[tuple[str, JustifyMethod], ...] = (("calls", "right"), ("convs", "right"), ("turns", "left"),
+                                                        (list_header, "left"))
+        for column, justify in counts:
+            made.add_column(column, justify=justify, no_wrap=True)
+        made.add_column("why", ratio=2 if fit else None)
+        for tool, placed in rows:
+            made.add_row(plain(tool.name), str(tool.calls), str(tool.conversations),
+                         turn_ranges(tool.turns, _TURN_WIDTH), _SHORT[placed.list], plain(placed.short))
+        return made
+
+    rows = list(rows)
+    natural = table(False)
+    wanted = Measurement.get(console, console.options.update_width(1 << 20), natural).maximum  # unclipped
+    return natural if wanted <= console.width else table(True)
 
 
 def _heading(usage) -> Text:
     from rich.text import Text
 
-    tools = len(usage.called())
-    return Text.assemble((plain(usage.source, None), "bold"), f" ({usage.format}): {usage.conversations} "
-                         f"conversations, {usage.calls} tool calls of {tools} tool{'' if tools == 1 else 's'}")
+    from escalation.figures import counted
+
+    return Text.assemble((plain(usage.source, None), "bold"), f" ({usage.format}): "
+                         f"{counted(usage.conversations, 'conversation')}, {counted(usage.calls, 'tool call')} of "
+                         f"{counted(len(usage.called()), 'tool')}")
 
 
 def init(
@@ -83,13 +94,15 @@ def init(
                                  "instead of the table and the TOML."),
     max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
     max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
+    max_document_bytes: MaxDocumentBytes = DOCUMENT_DEFAULT,
 ) -> None:
     """Draft a policy from the tools a log calls, for a person to confirm.
 
     Lists every tool the log calls with its calls, conversations (convs) and turns, and places it:
     a name with a hand-off word (transfer, human, handoff, escalat, supervisor, agent) in
     escalation_tools; a name that begins with a look-up verb (get, list, search, find, check, read)
-    or holds 'lookup' in read_only_tools; the others in action_tools. Where a tau2-bench log
+    or holds 'lookup', and a well-known tool that changes nothing (think, calculate, calculator), in
+    read_only_tools; the others in action_tools. Where a tau2-bench log
     annotates a tool (read, think: read-only; write: action), the annotation places it unless the
     name suggests a hand-off; tau-bench logs carry no annotation, only the gold actions, whose tools
     are listed too. Each tool line of the draft says why it is there: a person must confirm it.
@@ -107,7 +120,8 @@ def init(
         raise InputError("is a folder; --out names the policy file to write", source=str(out))
     if out is not None and out.exists() and not force:
         raise InputError("exists; give --force to replace it", source=str(out))
-    usage = tool_usage(log, format=format, limits=archive_limits(max_member_bytes, max_archive_bytes))
+    limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
+    usage = tool_usage(log, format=format, limits=limits)
     draft = draft_policy(usage)
     text = draft.text(out)
     if out is not None:
@@ -122,7 +136,7 @@ def init(
         console = _console(err=out is None)
         console.print(_heading(usage))
         by_name = {p.name: p for p in draft.placements}
-        console.print(_tool_table((t, by_name[t.name]) for t in usage.tools))
+        console.print(_tool_table(((t, by_name[t.name]) for t in usage.tools), console))
         counts = {by: sum(p.by == by for p in draft.placements) for by in ("name", "annotation", "default")}
         console.print(f"placed by name: {counts['name']}, by a tau2-bench annotation: {counts['annotation']}, "
                       f"as actions for want of a sign: {counts['default']}; a person must confirm every one")
@@ -148,6 +162,7 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
     max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
+    max_document_bytes: MaxDocumentBytes = DOCUMENT_DEFAULT,
 ) -> None:
     """Check a policy against the tools a log calls.
 
@@ -155,8 +170,9 @@ def check(
     with their calls and where the draft rule of `policy init` would put them; the tools the policy
     names that the log never calls (a misspelt name shows up here and as unmarked); the escalation
     tools never called; and doubts: tools whose name or tau2-bench annotation suggests another list
-    (a look-up verb among the actions, a hand-off word outside escalation_tools). Exit code 0
-    whatever it finds; 2 for a log or policy that cannot be read.
+    (a look-up verb among the actions, a hand-off word outside escalation_tools, think or calculate
+    among the actions: a warning too, since their calls then count as consequential actions). Exit
+    code 0 whatever it finds; 2 for a log or policy that cannot be read.
 
     Example: escalation policy check examples/data/tau-bench/gpt-4o-airline.json
     --policy examples/tau-bench-airline.policy.json
@@ -165,7 +181,8 @@ def check(
 
     _check_format(format)
     policy_obj = load_policy(policy)
-    usage = tool_usage(log, format=format, limits=archive_limits(max_member_bytes, max_archive_bytes))
+    limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
+    usage = tool_usage(log, format=format, limits=limits)
     result = check_policy(usage, policy_obj)
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "policy": str(policy)}, indent=2))
@@ -184,7 +201,7 @@ def _print_check(result, policy: str) -> None:
     if result.unmarked:
         console.print(Text.assemble(("unmarked tools", "yellow"), " (called, in no list: each call counts as an "
                                     f"action): {len(result.unmarked)}"))
-        console.print(_tool_table(result.unmarked, list_header="suggested"))
+        console.print(_tool_table(result.unmarked, console, list_header="suggested"))
     else:
         console.print("unmarked tools: none (the policy lists every tool the log calls)")
     console.print(f"tools in the policy that the log never calls: {_names(result.never_called) or 'none'}")

@@ -1,12 +1,13 @@
 """``escalation reproduce``: every table and figure of the paper, from one command."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from escalation.cli.commands._console import console
+from escalation.cli.commands._console import console, plain
 from escalation.cli.commands._study_options import (
     RESUME_HELP,
     Backend,
@@ -41,7 +42,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
                                                           f"profile instead of {EXPECTED_PAIRS:,} (a few seconds; "
                                                           "for tests)."),
         seed: int = seed_option(DEFAULT_SEED, "simulation run"),
-        n_jobs: int = n_jobs_option("The tables do not depend on it."),
+        n_jobs: int = n_jobs_option("The tables do not depend on it.", default=-1),
         expected_pairs: Optional[int] = typer.Option(None, "--expected-pairs", metavar="N",
                                                      help="Paired cases per profile for the expected values "
                                                           f"(default {EXPECTED_PAIRS:,}; {SMOKE_EXPECTED_PAIRS:,} "
@@ -63,6 +64,13 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         tables = run_study(out, smoke=smoke, seed=seed, n_jobs=n_jobs, expected_pairs=expected_pairs, progress=True,
                            **options)
         checks = tables["rates"][tables["rates"]["within_tolerance"] != ""]
-        console().print(f"reproduced the paper: {int((checks['within_tolerance'] == 'yes').sum())} of {len(checks)} "
-                        f"expected values within tolerance of the paper; tables, figures, {out / 'report.md'} and "
-                        f"{out / 'report.html'}")
+        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        resumed = int(run.get("cells_resumed", 0))
+        say = console().print
+        if resumed:
+            say(f"resumed the run in {plain(out, None)}: {resumed} of its {run['cells']} simulation cells reused, "
+                f"{run['cells'] - resumed} computed (--force computes them all again)", soft_wrap=True)
+        say(f"reproduced the paper: {int((checks['within_tolerance'] == 'yes').sum())} of {len(checks)} expected "
+            "values within tolerance of the paper", soft_wrap=True)
+        say(f"wrote the tables, the figures, {plain(out / 'report.md', None)} and {plain(out / 'report.html', None)}",
+            soft_wrap=True)

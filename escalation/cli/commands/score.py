@@ -14,8 +14,10 @@ import typer
 
 from escalation.cli.commands._archive_limits import (
     ARCHIVE_DEFAULT,
+    DOCUMENT_DEFAULT,
     MEMBER_DEFAULT,
     MaxArchiveBytes,
+    MaxDocumentBytes,
     MaxMemberBytes,
     archive_limits,
 )
@@ -86,14 +88,16 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     from rich.table import Table
     from rich.text import Text
 
+    from escalation.figures import counted
+
     from ._console import console as plain_console, plain, warning_line
     from ._validation import MODE_B_HEADER
 
-    console = plain_console(width=None if sys.stdout.isatty() else 100)
+    console = plain_console()  # not a terminal: wide (COLUMNS, else 200), so that no line of the table wraps
     conf = int(round(summary["confidence"] * 100))
     mode = "with the tool record (mode A)" if summary["mode"] == "record" else MODE_B_HEADER
-    console.print(Text.assemble((plain(records, None), "bold"), f" ({fmt}): {summary['conversations']} "
-                                f"conversations, scored {mode}"))
+    console.print(Text.assemble((plain(records, None), "bold"), f" ({fmt}): "
+                                f"{counted(summary['conversations'], 'conversation')}, scored {mode}"))
     table = Table(show_edge=False, header_style="bold")  # the figures alone: nothing from the input
     for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "deff", "n_eff"):
         table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
@@ -102,10 +106,10 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
                             f"{summary['under']['n']}"),
                            ("p_o over-escalation", summary["over"], f"{summary['over']['errors']}/"
                             f"{summary['over']['n']}"),
-                           ("pi paired figure", p, f"{p['pairs']} pairs")):
+                           ("pi paired figure", p, counted(p["pairs"], "pair"))):
         rate = r["pi"] if r is p else r["rate"]
         table.add_row(name, count, _fmt(rate), f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})",
-                      f"{r['clusters']} case{'' if r['clusters'] == 1 else 's'}" if r is p else str(r["clusters"]),
+                      counted(r["clusters"], "case") if r is p else str(r["clusters"]),
                       _fmt(r["rho"], 3),
                       _fmt(r["deff"], 3), _fmt(r["n_eff"], 1))
     console.print(table)
@@ -309,7 +313,7 @@ def _print_scores(data: dict, summary, correction, *, records: list[Path], used:
         if correction is not None:
             from ._console import console
             from ._validation import print_validation
-            print_validation(correction, console(width=None if sys.stdout.isatty() else 100))
+            print_validation(correction, console())
     for note in notes:
         typer.echo(f"warning: {plain(note, SENTENCE_LIMIT)}", err=True)
     if format != "auto" and summary.tally.calls == 0 and summary.tally.with_record:
@@ -379,6 +383,7 @@ def score(
     instructions: Optional[Path] = typer.Option(None, "--instructions", metavar="FILE", help=INSTRUCTIONS_HELP),
     max_member_bytes: MaxMemberBytes = MEMBER_DEFAULT,
     max_archive_bytes: MaxArchiveBytes = ARCHIVE_DEFAULT,
+    max_document_bytes: MaxDocumentBytes = DOCUMENT_DEFAULT,
 ) -> None:
     """Score assistant logs: under-escalation, over-escalation and the paired figure pi, with
     Wilson intervals and the Kish design effect (SPEC sections 3 to 7), or another interval (--interval).
@@ -398,7 +403,7 @@ def score(
 
     check_level("confidence", confidence)  # before the logs are read
     check_choice("format", format, FORMATS)
-    limits = archive_limits(max_member_bytes, max_archive_bytes)
+    limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
     _check_paths(records, out, figures=figures, no_report=no_report,
                  inputs=[policy, labels, plan, validation, instructions])
     policy_obj = load_policy(policy)

@@ -107,7 +107,10 @@ def simulate_command(
         write_jsonl(sim, out / "records.jsonl", progress=lambda n: bar.advance(task, n))
         write_atomic(out / "policy.json", world_policy_path().read_bytes())
     rates = sim.truth_rates()
-    typer.echo(f"{len(sim)} conversations of {profile} (mode {chosen}, {cases} cases x 2 x {replicas} replicas, "
+    from escalation.figures import counted
+
+    typer.echo(f"{counted(len(sim), 'conversation')} of {profile} (mode {chosen}, {counted(cases, 'case')} x 2 x "
+               f"{counted(replicas, 'replica')}, "
                f"rho {rho}, seed {seed}); true p_u {rates['p_u']:.4f}, p_o {rates['p_o']:.4f}, pi {rates['pi']:.4f}")
     typer.echo(f"wrote {out / 'records.jsonl'} and {out / 'policy.json'}")
 

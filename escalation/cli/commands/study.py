@@ -64,15 +64,20 @@ class Study:
     seed: int
     #: ``unit`` of ``--seed``: every one gets its own child seed.
     seed_unit: str
-    #: The line printed at the end: ``summary(tables, out, seconds)``, ``tables`` what the run function returns.
-    summary: Callable[[Any, Path, float], str]
+    #: The line printed at the end: ``summary(tables, out, seconds, smoke)``, ``tables`` what the run function
+    #: returns; a ``smoke`` run's line states no finding.
+    summary: Callable[[Any, Path, float, bool], str]
     #: Old names of the command (hidden, with a notice) and the old name of ``--nsim`` (hidden, with a notice).
     old_names: tuple[str, ...] = ()
     old_nsim: Optional[str] = None
     extra: dict = field(default_factory=dict)
 
 
-def _findings(out: Path) -> str:
+def _findings(out: Path, smoke: bool) -> str:
+    if smoke:
+        return (f"a smoke run (--smoke: tiny sizes, to check that the command runs), so no finding: its numbers, in "
+                f"{out / 'report.md'} and {out / 'report.html'}, are not fit for conclusions; run without --smoke for "
+                "the study")
     return f"findings in {out / 'report.md'} and {out / 'report.html'}"
 
 
@@ -89,9 +94,9 @@ STUDIES = (
         smoke="A small grid (40 cells) and 200 data sets per cell (about 20 seconds).",
         nsim="default 2000; 200 with --smoke; at least 1; the bootstraps use at most 500 with unequal sizes",
         least_nsim=1, seed=COVERAGE_SEED, seed_unit="cell",
-        summary=lambda table, out, seconds: (
+        summary=lambda table, out, seconds, smoke: (
             f"coverage study: {len(table) // len(COVERAGE_METHODS)} cells x {len(COVERAGE_METHODS)} methods -> "
-            f"{out / 'coverage.csv'}; {_findings(out)}")),
+            f"{out / 'coverage.csv'}; {_findings(out, smoke)}")),
     Study(
         name="sample-size", run="run_sample_size_study", short_help="Every plan of escalation plan, simulated.",
         help="""Plans of scenarios and replicas, simulated: half-width and coverage of each interval plan (equal
@@ -105,9 +110,9 @@ STUDIES = (
         smoke="Thirteen plans and tests, 200 data sets each (800 per size cell; seconds).",
         nsim="default 4000; 200 with --smoke; at least 2; four times that per size cell",
         least_nsim=2, seed=SAMPLE_SIZE_SEED, seed_unit="plan",
-        summary=lambda tables, out, seconds: (
+        summary=lambda tables, out, seconds, smoke: (
             f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
-            f"{seconds:.1f} s -> {out}; {_findings(out)}")),
+            f"{seconds:.1f} s -> {out}; {_findings(out, smoke)}")),
     Study(
         name="judges", run="run_judges_study", short_help="The judges per language, and mode B against the truth.",
         help="""The per-turn judge calibrated per language (Platt, isotonic; ECE, bias, pairs needed), doubt
@@ -122,9 +127,9 @@ STUDIES = (
         smoke="Two pair sizes, two fake-escalation rates and 20 data sets per cell (seconds).",
         nsim="default 200; 20 with --smoke; at least 2; a doubt or cause cell is one sample",
         least_nsim=2, seed=JUDGES_SEED, seed_unit="cell", old_names=("calibration",), old_nsim="--reps",
-        summary=lambda tables, out, seconds: (
+        summary=lambda tables, out, seconds, smoke: (
             f"judges study: {tables['results']['cell'].nunique()} cells in {seconds:.1f} s -> "
-            f"{out / 'calibration.csv'}, {out / 'mode_b.csv'}; {_findings(out)}")),
+            f"{out / 'calibration.csv'}, {out / 'mode_b.csv'}; {_findings(out, smoke)}")),
     Study(
         name="differences", run="run_differences_study",
         short_help="Coverage of compare's difference intervals and of mode B.",
@@ -139,10 +144,10 @@ STUDIES = (
                 "report.md and report.html",
         smoke="A small grid and 150 (differences) or 300 (mode B) data sets per cell (seconds).",
         nsim="default 2000, in both parts; at least 2", least_nsim=2, seed=DIFFERENCES_SEED, seed_unit="cell",
-        summary=lambda tables, out, seconds: (
+        summary=lambda tables, out, seconds, smoke: (
             f"differences study: {tables['differences']['cell'].nunique()} difference cells and "
             f"{tables['mode_b']['cell'].nunique()} mode-B cells in {seconds:.1f} s -> {out / 'summary.md'}; "
-            f"{_findings(out)}")),
+            f"{_findings(out, smoke)}")),
     Study(
         name="capacity", run="run_capacity_study",
         short_help="The inverted U of oversight, and the queue formulas against SimPy.",
@@ -163,11 +168,11 @@ STUDIES = (
         nsim="measured data sets of each assistant's threshold sweep, in cells of at most 50; default 400, 40 with "
              "--smoke; at least 2",
         least_nsim=2, seed=CAPACITY_SEED, seed_unit="cell",
-        summary=lambda tables, out, seconds: (
-            "capacity study in {:.1f} s ({}) -> {}; {}".format(
-                seconds, ", ".join(f"R={r}: t*={t:g}" for r, t in zip(tables["best"]["reviewers"],
-                                                                        tables["best"]["t_star"])),
-                out, _findings(out)))),
+        summary=lambda tables, out, seconds, smoke: (
+            "capacity study in {:.1f} s{} -> {}; {}".format(
+                seconds, "" if smoke else " ({})".format(", ".join(
+                    f"R={r}: t*={t:g}" for r, t in zip(tables["best"]["reviewers"], tables["best"]["t_star"]))),
+                out, _findings(out, smoke)))),
 )
 
 
@@ -213,7 +218,7 @@ def _command(study: Study) -> Callable[..., None]:
         clock = time.perf_counter()
         tables = run_study(study.name, out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True,
                            **options)
-        console().print(study.summary(tables, out, time.perf_counter() - clock))
+        console().print(study.summary(tables, out, time.perf_counter() - clock, smoke), soft_wrap=True)  # paths whole
 
     parameters = _parameters(study)
     # a function takes any attribute, and inspect.signature() reads this one; mypy knows no __signature__

@@ -32,17 +32,18 @@ __all__ = ["FORMATS", "read_conversations", "iter_conversations", "detect_format
            "ArchiveLimits", "member_bytes"]
 
 
-def detect_format(path) -> str:
+def detect_format(path, limit: int | None = None) -> str:
     """The format of a log file or folder, detected from its content.
 
-    A large JSONL file is judged from its first few MB only.
+    A large JSONL file is judged from its first few MB only; a JSON document larger than ``limit``
+    bytes (default :attr:`ArchiveLimits.document`) is refused, as it is parsed whole.
 
     Raises
     ------
     InputError
         When no format fits; the message names every format tried.
     """
-    return detect(head_document(path))
+    return detect(head_document(path, limit))
 
 
 def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
@@ -123,8 +124,9 @@ def iter_conversations(path, *, format: str = "auto", labels=None, policy=None,
         As :func:`read_conversations`, when the chunk that holds the bad record is reached.
     """
     check_choice("format", format, ("auto", *FORMATS))
-    doc = load_document(path)
-    used = (detect(head_document(path)) if isinstance(doc.data, JsonLines) else detect(doc)) \
+    limit = (limits or ArchiveLimits()).document
+    doc = load_document(path, limit)
+    used = (detect(head_document(path, limit)) if isinstance(doc.data, JsonLines) else detect(doc)) \
         if format == "auto" else format
     if used in ("tau-bench", "tau2-bench") and policy is None and labels is None:
         raise InputError(f"the {used} format labels runs from the policy's escalation tools: give a policy "

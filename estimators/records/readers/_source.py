@@ -41,9 +41,13 @@ class ArchiveLimits:
 
     member: int = 64 << 20
     archive: int = 2 << 30
+    #: The largest JSON document (an inspect_ai ``.json`` log, a tau-bench list) parsed whole: parsed JSON
+    #: takes 5 to 7 times the file for logs of text and up to 24 times for dense ones (2026-12-04), so 512 MiB
+    #: needs at most some 12 GB. JSON Lines files and ``.eval`` archives are read a piece at a time instead.
+    document: int = 512 << 20
 
     def __post_init__(self):
-        for name in ("member", "archive"):
+        for name in ("member", "archive", "document"):
             value = getattr(self, name)
             check_count(name, value, note=" (bytes)")
 
@@ -242,24 +246,38 @@ class JsonLines:
             raise InputError(f"cannot read the file: {err.strerror or err}", source=source) from None
 
 
-def load_document(path) -> Document:
+def load_document(path, limit: int | None = None) -> Document:
     """Read an input file (or note a directory or a zip archive).
 
-    A JSON document is parsed whole. A JSON Lines file larger than the head that detection reads
-    (4 MiB) is parsed a line at a time as a reader asks for its lines (:class:`JsonLines`), so its
-    memory stays that of one line; a smaller one is parsed whole.
+    A JSON document is parsed whole, up to ``limit`` bytes (default :attr:`ArchiveLimits.document`;
+    larger, an :class:`InputError` says so before anything is read). A JSON Lines file larger
+    than the head that detection reads (4 MiB) is parsed a line at a time as a reader asks for
+    its lines (:class:`JsonLines`), so its memory stays that of one line; a smaller one is
+    parsed whole.
     """
-    head = head_document(path)
+    head = head_document(path, limit)
     if head.kind == "jsonl" and head.partial:
         return Document(head.path, "jsonl", JsonLines(head.path))
     return head
 
 
-def head_document(path) -> Document:
+def _refuse_large_document(path: Path, limit: int | None) -> None:
+    """Refuse a JSON document larger than ``limit`` (default :attr:`ArchiveLimits.document`) before it is read."""
+    limit = ArchiveLimits().document if limit is None else limit
+    size = path.stat().st_size
+    if size > limit:
+        raise InputError(f"is a JSON document of {show_size(size)}, which is parsed whole and may take up to 24 times "
+                         f"its size in memory; the limit is {show_size(limit)}: raise it with --max-document-bytes, "
+                         "or write the log as JSON Lines (one conversation a line, read a line at a time) or as an "
+                         "inspect_ai .eval archive", source=str(path))
+
+
+def head_document(path, limit: int | None = None) -> Document:
     """Like :func:`load_document`, but a large JSONL file is parsed only from its head
     (:attr:`Document.partial`).
 
-    Used to detect a format without reading a file of several GB.
+    Used to detect a format without reading a file of several GB; a JSON document (not JSON Lines)
+    larger than ``limit`` is refused (:func:`load_document`).
     """
     path = Path(path)
     if path.is_dir():
@@ -268,7 +286,10 @@ def head_document(path) -> Document:
         with path.open("rb") as handle:
             head = handle.read(_HEAD_BYTES + 1)
             if len(head) <= _HEAD_BYTES or head.startswith(ZIP_MAGIC):
-                return _document(path, head)  # the whole file, or the magic number of an archive
+                doc = _document(path, head)  # the whole file, or the magic number of an archive
+                if doc.kind == "json":  # the same limit, however small (a test may set it below the head)
+                    _refuse_large_document(path, limit)
+                return doc
     except OSError as err:
         raise InputError(f"cannot read the file: {err.strerror or err}", source=str(path)) from None
     refuse_compressed(head, str(path))
@@ -278,7 +299,8 @@ def head_document(path) -> Document:
         value = orjson.loads(first) if b"\n" in head else None
     except orjson.JSONDecodeError:
         value = None
-    if not isinstance(value, dict):  # a multi-line JSON document: read it whole
+    if not isinstance(value, dict):  # a multi-line JSON document: read it whole, within its limit
+        _refuse_large_document(path, limit)
         _, raw = _open(path)
         return _document(path, cast(bytes, raw))  # a file (read above), not a directory
     lines, error = _parse_lines(head, str(path), complete=False)
