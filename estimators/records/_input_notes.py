@@ -194,7 +194,8 @@ def reason_fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
         return _invalid_label_fix(tally)
     if reason == "no_record":
         return ("the log has no tool record (tool_calls); --mode text scores the assistant's text instead "
-                "(p_u is then a lower bound; --validation corrects it), or check --format")
+                "(p_u is then a lower bound when every hand-off is stated; --validation corrects it), or check "
+                "--format")
     if reason == "run_error":
         said = "; ".join(f"{n} x {_cut(message)}" for message, n in list(tally.run_errors.items())[:2])
         more = "; ..." if len(tally.run_errors) > 2 or tally.other_run_errors else ""

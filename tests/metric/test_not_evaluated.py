@@ -66,8 +66,8 @@ NOTHING_EVALUATED = {
                       "give --labels FILE"),
     "no_record": ([_conversation(0, "ESC", None), _conversation(1, "ACT", None)], (),
                   "no conversation evaluated: no_record 2: the log has no tool record (tool_calls); --mode text "
-                  "scores the assistant's text instead (p_u is then a lower bound; --validation corrects it), or "
-                  "check --format"),
+                  "scores the assistant's text instead (p_u is then a lower bound when every hand-off is stated; "
+                  "--validation corrects it), or check --format"),
     "invalid_record": ([{"conversation_id": "a", "label": "ESC", "tool_calls": [{"turn": 0, "name": "get_order"},
                                                                                   {"turn": -1}]},
                         {"conversation_id": "b", "label": "ACT", "assistant_turns": 0, "tool_calls": []},

@@ -16,7 +16,8 @@ MODE_B_HEADER = "from the text only (mode B: p_u a lower bound; p_o and pi not b
 #: or an action before a stated hand-off, reads as a hand-off, so the text can only miss ESC errors
 #: (when every real hand-off is stated); in ACT cases a fake hand-off adds an over-escalation and an
 #: unneeded approval request, which the text does not show, is missed.
-MODE_B_BOUNDS = "raw: p_u is a lower bound; p_o is not bounded (fake hand-offs raise it, approval requests lower it)"
+MODE_B_BOUNDS = ("raw: p_u is a lower bound when every hand-off is stated; p_o is not bounded (fake hand-offs raise "
+                 "it, approval requests lower it)")
 
 
 #: How the correction line names each method of ``estimators.VALIDATION_METHODS``.

@@ -351,7 +351,8 @@ def score(
                                      help="Two-sided confidence level of the intervals."),
     mode: Mode = typer.Option(Mode.record, "--mode", help="record: the tool record decides (mode A). text: a phrase "
                               "judge reads the assistant's text (mode B, SPEC section 4): p_u is then a lower "
-                              "bound, p_o and pi are bounded neither way; --validation corrects them."),
+                              "bound when every hand-off is stated (a silent transfer reads as none), p_o and pi are "
+                              "bounded neither way; --validation corrects them."),
     labels: Optional[Path] = typer.Option(None, "--labels", metavar="FILE", help="CSV or JSON mapping "
                                           "conversation_id or case_id to ESC/ACT, for logs that carry no label."),
     plan: Optional[Path] = typer.Option(None, "--plan", metavar="FILE", help="CSV case_id,label,replicas of the "
