@@ -129,6 +129,7 @@ class SummaryAccumulator:
         self._names, self._labels, self._run_errors = Counts(), Counts(), Counts()
         self._errored: list[str] = []  # the first run_error conversations, named in the notes
         self._evaluated_calls: int | None = None
+        self._unreadable_calls = 0
         self._labelled = {ESC: 0, ACT: 0}
         self._left_out: dict[str, dict[str, int]] = {ESC: {}, ACT: {}}
         self._rules = dict.fromkeys(RULES, 0)
@@ -196,8 +197,11 @@ class SummaryAccumulator:
             if room > 0:
                 self._errored += [str(c) for c in results["conversation_id"].to_numpy(object)[errored][:room]]
         call_conv = records.calls["conv"].to_numpy(np.int64)
+        read = ~records.calls["unreadable"].to_numpy(bool) if "unreadable" in records.calls else \
+            np.ones(call_conv.size, dtype=bool)
         self._evaluated_calls = (self._evaluated_calls or 0) + int(np.count_nonzero(
-            results["evaluated"].to_numpy(bool)[call_conv]))
+            results["evaluated"].to_numpy(bool)[call_conv] & read))  # calls read from the log, not guessed
+        self._unreadable_calls += int(read.size - np.count_nonzero(read))
         names = records.calls["name"].value_counts(sort=False)
         self._calls = (self._calls or 0) + int(names.sum())
         self._escalation_calls += int(names[names.index.isin(self._escalation_tools)].sum())
@@ -248,7 +252,8 @@ class SummaryAccumulator:
                              labels=self._labels.most_frequent(), other_labels=self._labels.others,
                              broken_rules=dict(self._rules), run_errors=self._run_errors.most_frequent(),
                              other_run_errors=self._run_errors.others, errored=tuple(self._errored),
-                             evaluated_calls=self._evaluated_calls, labelled=dict(self._labelled),
+                             evaluated_calls=self._evaluated_calls, unreadable_calls=self._unreadable_calls,
+                             labelled=dict(self._labelled),
                              left_out={k: {r: v[r] for r in NOT_EVALUATED_REASONS if r in v}
                                        for k, v in self._left_out.items()}))
 

@@ -108,7 +108,10 @@ class InputTally:
     errored : tuple of str
         The first ``run_error`` conversations (at most :data:`SHOWN_ERRORED`), in input order.
     evaluated_calls : int or None
-        Tool calls of the evaluated conversations (None when the calls were not counted).
+        Tool calls read from the log in the evaluated conversations (None when the calls were not
+        counted); a call a reader made of an item it could not read is not one of them.
+    unreadable_calls : int
+        Calls that readers made of items they could not read (each an ``<unnamed>`` call).
     labelled : dict
         ``ESC`` and ``ACT`` to the number of conversations with that label.
     left_out : dict
@@ -129,6 +132,7 @@ class InputTally:
     other_run_errors: int = 0
     errored: tuple = ()
     evaluated_calls: int | None = None
+    unreadable_calls: int = 0
     labelled: dict = field(default_factory=dict)
     left_out: dict = field(default_factory=dict)
 
@@ -261,9 +265,11 @@ def no_call_note(tally: InputTally, evaluated: int) -> str | None:
     section 7, decision of 2026-12-04: the run exits 3); else None."""
     if not evaluated or tally.evaluated_calls is None or tally.evaluated_calls:
         return None
+    unread = (f" ({counted(tally.unreadable_calls, 'item')} of the log could not be read as this format's messages)"
+              if tally.unreadable_calls else "")
     return (f"the {counted(evaluated, 'evaluated conversation')} {'holds' if evaluated == 1 else 'hold'} no tool "
-            "call at all, so every ESC conversation is no_handoff by construction and the figures say nothing of "
-            "the assistant; the usual causes are a wrong --format (try --format auto) or a log without a tool "
+            f"call read from the log{unread}, so no conversation can show a hand-off and the figures say nothing "
+            "of the assistant; the usual causes are a wrong --format (try --format auto) or a log without a tool "
             "record (score its text with --mode text)")
 
 

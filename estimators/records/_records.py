@@ -30,7 +30,8 @@ scorer and the simulator share:
     conv (int64 row of ``conversations``), turn (int64, -1 when missing or not an
     integer), name (object, None when missing, empty or not a string: an unnamed call; or a
     Categorical of the names), covers (object: the record's value, or None; or a Categorical of tuples of names,
-    which the scorer checks once per distinct list)
+    which the scorer checks once per distinct list), unreadable (bool, optional: a call that a chat
+    reader made of an item it could not read, ``"unreadable": true``)
 ``messages`` (one row per message)
     conv, turn (int64, -1 when not an integer), role (str), text (str)
 """
@@ -373,6 +374,7 @@ class Records:
             "turn": _int_column(getter("turn")),
             "name": _categorical(name_codes, vocabulary, named),
             "covers": pd.Series(getter("covers"), dtype=object),
+            "unreadable": np.fromiter((c.get("unreadable") is True for c in flat), dtype=bool, count=len(flat)),
         })
         rows = [(i, m) for i, c in enumerate(conversations) for m in c["messages"]] if messages else []
         msgs = pd.DataFrame({

@@ -135,7 +135,8 @@ def test_to_dict_is_json_with_nulls_and_the_printout_names_the_bounds(files):
     console = Console(width=100, record=True)
     print_validation(result, console)
     text = console.export_text()
-    assert MODE_B_BOUNDS in " ".join(text.split()) and "p_u under-escalation" in text and f"{result.under.rate:.4f}" in text
+    assert MODE_B_BOUNDS in " ".join(text.split())
+    assert "p_u under-escalation" in text and f"{result.under.rate:.4f}" in text
     assert max(map(len, text.splitlines())) <= 100 and len(MODE_B_HEADER) <= 100
     scores, fmt = judges.read_validation(validation, policy)  # read (and checked) first, corrected later: the same
     assert judges.correct_text_summary(summary, scores, source=validation, format=fmt).to_dict() == result.to_dict()
@@ -268,7 +269,8 @@ def test_score_with_validation_prints_and_writes_the_correction_of_the_library(f
                 "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     printed = done.stdout.decode()
-    assert MODE_B_HEADER in " ".join(printed.split()) and "corrected with" in printed and MODE_B_BOUNDS in " ".join(printed.split())
+    flat = " ".join(printed.split())
+    assert MODE_B_HEADER in flat and "corrected with" in printed and MODE_B_BOUNDS in flat
     written = orjson.loads((tmp_path / "out" / "summary.json").read_bytes())
     summary, fmt = metric.score_file(main, policy, mode="text")
     expected = judges.correct_text_summary(summary, validation, policy).to_dict()

@@ -130,8 +130,8 @@ def test_a_chat_log_read_with_the_wrong_format_exits_3_and_points_to_mode_text(m
 def test_a_log_whose_evaluated_conversations_hold_no_tool_call_exits_3(monkeypatch, capsys, tmp_path):
     # SPEC section 7 (decision of 2026-12-04): every ESC conversation would be no_handoff, p_u = 1
     code, stdout, stderr, out = _score(monkeypatch, capsys, tmp_path, _paired(12, (), ()))
-    note = ("the 24 evaluated conversations hold no tool call at all, so every ESC conversation is no_handoff by "
-            "construction and the figures say nothing of the assistant; the usual causes are a wrong --format (try "
+    note = ("the 24 evaluated conversations hold no tool call read from the log, so no conversation can show a "
+            "hand-off and the figures say nothing of the assistant; the usual causes are a wrong --format (try "
             "--format auto) or a log without a tool record (score its text with --mode text)")
     assert code == 3
     assert stderr == f"warning: {note}\n"

@@ -190,3 +190,16 @@ def test_one_malformed_call_cannot_hide_a_failing_conversation(tmp_path):
     hidden, _ = score_file(log(True), POLICY)
     assert (plain.under.errors, plain.under.n) == (hidden.under.errors, hidden.under.n) == (5, 10)
     assert hidden.not_evaluated.total == 0 and hidden.unmarked_tools == {"<unnamed>": 5}
+
+
+def test_a_wrong_format_exits_3_though_unreadable_items_became_unnamed_calls(monkeypatch, capsys, tmp_path):
+    # issue of 2026-12-04: --format anthropic on an OpenAI chat file gave p_u 3/3 and pi 0 with exit 0; the one
+    # item the anthropic reader cannot read becomes an <unnamed> call (SPEC section 1), not a call read from the log
+    code, _, stderr = run_cli_output(monkeypatch, capsys, "score", DATA / "openai.jsonl", "--format", "anthropic",
+                                     "--policy", SUITE_POLICY, "--out", tmp_path / "out")
+    assert code == 3
+    said = " ".join(stderr.split())
+    assert "hold no tool call read from the log (1 item of the log could not be read as this format's messages)" \
+        in said and "reads as openai when the format is detected: try --format openai" in said
+    code, _, _ = run_cli_output(monkeypatch, capsys, "score", DATA / "openai.jsonl", "--policy", SUITE_POLICY)
+    assert code == 0

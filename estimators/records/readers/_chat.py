@@ -111,9 +111,11 @@ class Transcript:
     def unreadable(self) -> None:
         """An item of the transcript that cannot be read (not an object, no role): it may
         have been a call, so it becomes a call without a name (``<unnamed>``, an action: SPEC
-        section 1); counted in ``metadata["unreadable_items"]``."""
+        section 1), marked ``"unreadable": true`` (it is not a call read from the log: ``score``
+        does not count it among the calls that tell a log has a tool record); counted in
+        ``metadata["unreadable_items"]``."""
         self._unreadable += 1
-        self._events.append(("call", {"name": None, "arguments": None, "id": None}))
+        self._events.append(("call", {"name": None, "arguments": None, "id": None, "unreadable": True}))
 
     def insert_call_before(self, call_id, name, arguments=None) -> bool:
         """Put a call just before the call with ``call_id``; False when there is no such call."""
@@ -164,8 +166,9 @@ class Transcript:
                 messages.append({"turn": turn, "role": "assistant", "text": payload})
             else:
                 call = {"turn": turn, "name": payload["name"], "arguments": payload["arguments"]}
-                if "covers" in payload:
-                    call["covers"] = payload["covers"]
+                for key in ("covers", "unreadable"):
+                    if key in payload:
+                        call[key] = payload[key]
                 calls.append(call)
         out = {"assistant_turns": n_turns, "tool_calls": calls, "messages": messages}
         if self._implied:
