@@ -309,8 +309,11 @@ def folder_lock(path):
             if same:
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {_HOST} {time.strftime('%H:%M:%S', time.gmtime())}Z\n".encode(), 0)
+        try:  # who holds it, for a second run's message; best effort: a full disk still locks (an empty file)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {_HOST} {time.strftime('%H:%M:%S', time.gmtime())}Z\n".encode(), 0)
+        except OSError:
+            pass
         with _HELD_GUARD:
             _HELD[key] = (fd, 1)
     try:

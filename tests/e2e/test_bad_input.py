@@ -99,7 +99,8 @@ def test_every_conversation_is_in_the_output(tmp_path):
 def test_plan_reports_missing_and_unplanned(tmp_path):
     plan = tmp_path / "plan.csv"
     plan.write_text("case_id,label,replicas\nk,ESC,2\nk,ACT,1\n")
-    records = GOOD + '{"conversation_id": "z", "case_id": "other", "label": "ACT", "tool_calls": []}\n'
+    records = GOOD + ('{"conversation_id": "z", "case_id": "other", "label": "ACT", "tool_calls": '
+                      '[{"turn": 0, "name": "get_order"}]}\n')  # a call read: a log with none exits 3 (SPEC 7)
     run, out = run_score(tmp_path, records, POLICY, "--plan", str(plan))
     assert run.returncode == 0, run.stderr
     summary = json.loads((out / "summary.json").read_text())

@@ -55,7 +55,8 @@ def read_only(tmp_path):
 
 def _records(path, n):
     lines = [orjson.dumps({"conversation_id": f"c{i}", "case_id": f"k{i // 2}", "label": "ACT" if i % 2 else "ESC",
-                           "assistant_turns": 3, "tool_calls": []}) for i in range(n)]
+                           "assistant_turns": 3, "tool_calls": [{"turn": 0, "name": "get_order"}]})
+             for i in range(n)]  # a call read: a log with none exits 3 (SPEC section 7)
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
 
@@ -90,7 +91,8 @@ def test_a_full_disk_at_the_summary_keeps_the_earlier_outputs_together(disk, fil
     needed = (tmp_path / "alone" / "conversations.jsonl").stat().st_size
     page = os.statvfs(disk).f_frsize
     free = os.statvfs(disk).f_bavail * page
-    (disk / "filler").write_bytes(b"x" * (free - -(-needed // page) * page))  # room for conversations.jsonl only
+    # room for conversations.jsonl only, and the page of the run's lock file (estimators.records.folder_lock)
+    (disk / "filler").write_bytes(b"x" * (free - (-(-needed // page) + 1) * page))
     code, _, err = run_cli_output(monkeypatch, capsys, "score", second, "--policy", files, "--out", out, *alone)
     assert code == 2 and err == f"error: {out / 'summary.json'}: {FULL}\n"
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier run, whole

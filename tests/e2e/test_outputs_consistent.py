@@ -81,15 +81,16 @@ def test_a_kill_between_the_two_renames_is_found_by_compare(files, tmp_path, mon
     monkeypatch.undo()
     assert (out / "summary.json").read_bytes() == old_summary  # new conversations beside the old summary
     assert sorted(p.name for p in out.iterdir()) == ["conversations.jsonl", "summary.json"]  # no temporary file
-    with pytest.raises(InputError, match="a run was interrupted between its two renames; score again"):
+    with pytest.raises(InputError, match="or a run was killed between its two renames; score again"):
         read_scored(out)
 
     code, printed, err = run_cli_output(monkeypatch, capsys, "compare", out, out)
     assert code == 2 and printed == "" and err == (
         f"error: {out / 'conversations.jsonl'}: is not the file its summary.json describes (SHA-256 "
         f"{hashlib.sha256((out / 'conversations.jsonl').read_bytes()).hexdigest()[:12]}..., its summary.json names "
-        f"{orjson.loads(old_summary)['provenance']['outputs']['conversations.jsonl']['sha256'][:12]}...): a run was "
-        "interrupted between its two renames; score again\n")
+        f"{orjson.loads(old_summary)['provenance']['outputs']['conversations.jsonl']['sha256'][:12]}...): another "
+        "run replaced one of the two files (a run of an older version writing into the same folder at once, or a "
+        "file copied in by hand), or a run was killed between its two renames; score again\n")
 
 
 def test_a_conversations_file_of_another_size_is_refused_and_an_old_summary_is_read(files, tmp_path):

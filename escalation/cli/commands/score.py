@@ -112,6 +112,11 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
                       counted(r["clusters"], "case") if r is p else str(r["clusters"]),
                       _fmt(r["rho"], 3),
                       _fmt(r["deff"], 3), _fmt(r["n_eff"], 1))
+    if not sys.stdout.isatty():  # a file or a pipe: the table at its own width, never a number cut to "1.0…"
+        from rich.measure import Measurement
+
+        natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+        console.width = max(console.width, natural)
     console.print(table)
     note = ""
     if summary["rho_fixed"] is None and any(r["rho"] is None and (r["deff"] or 1.0) > 1.0
