@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -147,19 +148,47 @@ def _interrupt(signum, frame) -> None:
     raise _Interrupted(signal.Signals(signum).name)
 
 
+def _stdout(*, closed: bool):
+    """What file descriptor 1 is (device and inode), to tell when a closed pipe was replaced by devnull: on EPIPE,
+    rich (``Console.on_broken_pipe``) and click (``PacifyFlushWrapper``) put devnull there and exit 1.
+    ``closed`` also counts click's wrapper as a change."""
+    from click.utils import PacifyFlushWrapper
+
+    if closed and isinstance(sys.stdout, PacifyFlushWrapper):
+        return None
+    try:
+        found = os.fstat(1)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+#: Exit status when the reader of standard output closed it early: a shell's status of a process ended by
+#: SIGPIPE (128 + 13), as ``yes | head -1`` gives, so that ``set -o pipefail`` sees it.
+STDOUT_CLOSED = 141
+
+
 def main() -> None:
     """Entry point: a failure that is not a bug ends with a one-line message and exit code 2, never a
     traceback: bad input (:class:`InputError`), a file that cannot be read or written (an
     :class:`OSError`: the path and the system's reason, e.g. ``No space left on device``) and an
-    interrupted run (Ctrl-C, SIGTERM). Each removes what the run created before the message.
+    interrupted run (Ctrl-C, SIGTERM). Each removes what the run created before the message. A standard
+    output that its reader closed early (``| head -1``) ends with a note and :data:`STDOUT_CLOSED`.
 
     A :class:`ValueError` of a refused argument names the parameter; the message names the command's flag
     instead (:func:`flagged`). A command that stops raises :class:`~escalation.cli.commands._console.Stop`
     with its exit status; no command prints and exits on its own."""
+    stdout = _stdout(closed=False)
     signals = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
     previous = {number: signal.signal(number, _interrupt) for number in signals}
     try:
         app()  # click's standalone mode prints usage errors and exits 2 itself
+    except SystemExit as done:
+        if done.code == 1 and _stdout(closed=True) != stdout:  # rich and click redirect a closed pipe to devnull
+            typer.echo("note: the reader of standard output closed it early (| head?); everything this run "
+                       "writes to files was written", err=True)
+            sys.exit(STDOUT_CLOSED)
+        raise
     except InputError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
