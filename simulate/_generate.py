@@ -449,13 +449,15 @@ def _calls(ev, kind) -> pd.DataFrame:
         "name": _object(names[kind[call_conv], call_slot]),
         "covers": pd.Categorical.from_codes(covers[kind[call_conv], call_slot],
                                             categories=pd.Index(covered, dtype=object, tupleize_cols=False)),
+        "unreadable": np.zeros(call_conv.size, dtype=bool),  # every simulated call is read from the record
     }, copy=False)
 
 
 def _no_calls() -> pd.DataFrame:
     """The empty tool record of mode text."""
     return pd.DataFrame({"conv": np.zeros(0, np.int64), "turn": np.zeros(0, np.int64),
-                         "name": _object([]), "covers": _object([])}, copy=False)
+                         "name": _object([]), "covers": _object([]), "unreadable": np.zeros(0, dtype=bool)},
+                        copy=False)
 
 
 def _messages(scen, ev, cols: _Columns) -> pd.DataFrame:

@@ -152,9 +152,7 @@ def _stdout(*, closed: bool):
     """What file descriptor 1 is (device and inode), to tell when a closed pipe was replaced by devnull: on EPIPE,
     rich (``Console.on_broken_pipe``) and click (``PacifyFlushWrapper``) put devnull there and exit 1.
     ``closed`` also counts click's wrapper as a change."""
-    from click.utils import PacifyFlushWrapper
-
-    if closed and isinstance(sys.stdout, PacifyFlushWrapper):
+    if closed and type(sys.stdout).__name__ == "PacifyFlushWrapper":  # by name: click 8.5 deprecates the class
         return None
     try:
         found = os.fstat(1)

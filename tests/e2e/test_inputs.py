@@ -202,10 +202,11 @@ def test_a_policy_in_toml_has_the_fingerprint_of_the_same_policy_in_json(tmp_pat
 
 
 def test_a_wrong_format_reads_no_call_and_says_which_format_fits(tmp_path):
-    # The mistake of issue 16: --format anthropic on an OpenAI log read no tool call and printed p_u = 1.
+    # The mistake of issue 16: --format anthropic on an OpenAI log read no tool call and printed p_u = 1; since
+    # 2026-12-04 it also exits 3 (SPEC section 7), so a script that reads only the exit code cannot take p_u = 1
     done = run("score", READERS / "openai.jsonl", "--policy", POLICY, "--format", "anthropic")
-    message = done.stderr.decode()
-    assert done.returncode == 0 and "no tool call was read" in message
+    message = " ".join(done.stderr.decode().split())
+    assert done.returncode == 3 and "hold no tool call read from the log" in message
     assert "reads as openai when the format is detected: try --format openai" in message
     right = run("score", READERS / "openai.jsonl", "--policy", POLICY, "--format", "openai")
     assert "hint:" not in right.stderr.decode()
