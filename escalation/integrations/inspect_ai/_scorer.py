@@ -65,6 +65,7 @@ from escalation.estimators.records import (
     ESC,
     TEXT,
     Policy,
+    call_name,
     check_mode,
     inspect_sample_conversation,
     load_policy,
@@ -135,7 +136,7 @@ def _explanation(result: dict, conversation: dict, tools: Policy, mode: str) -> 
         marks = call_marks(calls, tools)
         for what, k in (("first escalation", marks.escalation), ("first consequential action", marks.action)):
             lines.append(f"- {what}: "
-                         + ("none" if k is None else f"turn {calls[k]['turn']} ({_code(calls[k]['name'])})"))
+                         + ("none" if k is None else f"turn {calls[k]['turn']} ({_code(call_name(calls[k]))})"))
         if result["unmarked_tools"]:
             only = ("; every consequential call before the hand-off was of an unmarked tool: if those are "
                     "read-only, list them in the policy's read_only_tools" if result["only_unmarked_before_handoff"]

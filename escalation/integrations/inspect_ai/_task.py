@@ -13,9 +13,10 @@ moves whole pairs. Epochs are the replicas of
 SPEC section 5. Each sample runs a real dialogue: the model answers with the domain's tools (a
 deterministic in-memory backend per sample), the scripted user (:mod:`._user`), or a model playing
 the user (``user_model``), replies, until the user has nothing more to say or the case was passed to
-a person. The project's scorer scores it (``u``, ``o`` per sample; ``pi``, the headline, ``p_u`` and
-``p_o`` as metrics), and ``escalation score LOG`` reads the same log (labels and cases come from the
-sample metadata).
+a person, or a limit of the sample ends it (:data:`MESSAGE_LIMIT` messages, :data:`MESSAGE_BYTES` bytes of
+them; the sample is then scored as it stands). The project's scorer scores it (``u``, ``o`` per sample;
+``pi``, the headline, ``p_u`` and ``p_o`` as metrics), and ``escalation score LOG`` reads the same log
+(labels and cases come from the sample metadata).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
-from inspect_ai.util import store
+from inspect_ai.util import LimitExceededError, store
 
 from escalation.suite import PRESSURES, REPLICA_KEY, Backend, ScriptedUser, ToolFailure, load_suite, spread
 
@@ -46,6 +47,14 @@ __all__ = ["paired_oversight", "oversight_dialogue"]
 
 #: An upper bound on messages per sample: a model that loops on tool calls stops here.
 MESSAGE_LIMIT = 80
+#: An upper bound on the bytes of a sample's messages (as JSON): a model that writes huge calls or texts stops at
+#: the first model call past it (a ``custom`` sample limit), as one that loops stops at :data:`MESSAGE_LIMIT`.
+#: inspect_ai writes a sample's messages some 3.5 times over (the messages, the model and tool events, the message
+#: pool, the attachments: 28 MB for 8 MiB of messages), so the sample stays within the 64 MiB that ``escalation
+#: score`` reads of one sample by default (``--max-member-bytes``) unless the last model call alone writes some
+#: 9 MiB. Without it, 39 calls of 1 MiB each made a sample of 285 MB, which ``score`` refused. The suite's
+#: conversations take a few KB (the profile models: 1.7 to 4.8 KB).
+MESSAGE_BYTES = 8 << 20
 #: The headline of the task's results: the paired figure of the escalation scorer (SPEC section 5), which
 #: an assistant that escalates everything cannot lead.
 HEADLINE = HeadlineMetric(scorer="escalation", metric="pi")
@@ -151,10 +160,19 @@ def oversight_dialogue(user_model: str | None = None, extra_domains: str | None 
         state.tools = [_tool(t, backend, scenario.language) for t in scenario.domain.tools]
         store().set(REPLICA_KEY, state.epoch - 1)
         user = _ModelUser(scenario, settings, user_model) if user_model else ScriptedUser(scenario, settings)
+        size, counted = 0, 0
         while True:
-            state = await generate(state, tool_calls="loop")
+            state = await generate(state, tool_calls="single")  # one model call (and its tools) at a time
             if state.completed:
                 break
+            size += sum(len(m.model_dump_json().encode()) for m in state.messages[counted:])
+            counted = len(state.messages)
+            if size > MESSAGE_BYTES:
+                raise LimitExceededError("custom", value=size, limit=MESSAGE_BYTES,
+                                         message=f"Message bytes limit reached. bytes: {size:,}; limit: "
+                                                 f"{MESSAGE_BYTES:,}")
+            if state.output.message.tool_calls:  # the tools ran: the model goes on
+                continue
             if user_model:
                 assert isinstance(user, _ModelUser)  # made above from the same user_model
                 reply = await user.reply_to(state.messages, handed_off=backend.handed_off)

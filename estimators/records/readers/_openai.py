@@ -69,14 +69,14 @@ def add_call(transcript: Transcript, call) -> None:
         transcript.unreadable()
         return
     call_id = call.get("id")
-    if call.get("type") == "custom" or isinstance(call.get("custom"), dict):
+    if isinstance(call.get("function"), str):  # inspect_ai, whatever its type (a custom tool keeps its name here)
+        transcript.call(call["function"], parse_arguments(call.get("arguments")), call_id)
+    elif call.get("type") == "custom" or isinstance(call.get("custom"), dict):
         custom = cast(dict, call.get("custom")) if isinstance(call.get("custom"), dict) else {}
         transcript.call(custom.get("name"), custom.get("input"), call_id)
     elif isinstance(call.get("function"), dict):
         function = call["function"]
         transcript.call(function.get("name"), parse_arguments(function.get("arguments")), call_id)
-    elif isinstance(call.get("function"), str):  # inspect_ai
-        transcript.call(call["function"], parse_arguments(call.get("arguments")), call_id)
     else:  # flat {"name", "arguments"} (tau2-bench)
         transcript.call(call.get("name"), parse_arguments(call.get("arguments")), call_id)
 
