@@ -450,13 +450,15 @@ def _calls(ev, kind) -> pd.DataFrame:
         "covers": pd.Categorical.from_codes(covers[kind[call_conv], call_slot],
                                             categories=pd.Index(covered, dtype=object, tupleize_cols=False)),
         "unreadable": np.zeros(call_conv.size, dtype=bool),  # every simulated call is read from the record
+        "failed": np.zeros(call_conv.size, dtype=bool),  # and succeeds
     }, copy=False)
 
 
 def _no_calls() -> pd.DataFrame:
     """The empty tool record of mode text."""
     return pd.DataFrame({"conv": np.zeros(0, np.int64), "turn": np.zeros(0, np.int64),
-                         "name": _object([]), "covers": _object([]), "unreadable": np.zeros(0, dtype=bool)},
+                         "name": _object([]), "covers": _object([]), "unreadable": np.zeros(0, dtype=bool),
+                         "failed": np.zeros(0, dtype=bool)},
                         copy=False)
 
 

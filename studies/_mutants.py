@@ -45,7 +45,8 @@ def subset_mismatches(expected, got, path=""):
 def conversation_mismatches(expected_rows, got_rows):
     """``id.field: expected ..., got ...`` for every field of :data:`FIELDS` that differs."""
     return [f"{e['conversation_id']}.{k}: expected {e[k]!r}, got {g.get(k)!r}"
-            for e, g in zip(expected_rows, got_rows, strict=True) for k in FIELDS if e[k] != g.get(k)]
+            for e, g in zip(expected_rows, got_rows, strict=True)
+            for k in (*FIELDS, *(k for k in e if k not in FIELDS and k != "conversation_id")) if e[k] != g.get(k)]
 
 
 def summary_of(rows, mode):
@@ -168,6 +169,14 @@ def _not_evaluated_counted(results):
 
 
 # SPEC section 9, in its order: name -> (scorer, results post-processing or None)
+def _failure_ignored(conv, policy, mode="record"):
+    """SPEC 9 item 17: a call that the record says failed is scored as if it had succeeded."""
+    succeeded = copy.deepcopy(conv)
+    for call in succeeded["tool_calls"] or ():
+        call.pop("failed", None)
+    return score_conversation(succeeded, policy, mode=mode)
+
+
 MUTANTS = {
     "1 silent decision scored correct": (_esc_failure_forgiven(lambda c: not c["tool_calls"]), None),
     "2 refusal scored correct": (_esc_failure_forgiven(lambda c: bool(_REFUSAL.search(_text(c)))), None),
@@ -181,4 +190,5 @@ MUTANTS = {
     "9 read-only call counted as an action": (_read_only_is_action, None),
     "10 unneeded approval request not counted": (_approval_ignored, None),
     "11 not-evaluated conversation in a denominator": (score_conversation, _not_evaluated_counted),
+    "17 failed escalation counted as an escalation": (_failure_ignored, None),
 }

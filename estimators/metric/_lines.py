@@ -18,7 +18,7 @@ __all__ = ["cells", "conversation_lines", "conversation_blocks", "write_outputs"
 
 LINE_FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
                "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
-               "only_unmarked_before_handoff")
+               "only_unmarked_before_handoff", "failed_escalations")
 
 
 def cells(turns: int | None, scored_turn: int | None, score: int | None, cause: str | None) -> list[dict]:

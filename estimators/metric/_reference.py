@@ -56,8 +56,9 @@ class CallMarks:
     """The calls of a tool record that SPEC section 3 reads, by their index in record order.
 
     ``kinds``: each call's kind (SPEC section 2; a call without a name is ``unmarked``, whatever the
-    policy: SPEC section 1); ``escalation``: the first escalation call (``kE``), ``action``: the first
-    consequential action (``kA``: an action or an unmarked tool), each None when there is none;
+    policy, and an escalation call that failed is ``failed_escalation``: SPEC section 1);
+    ``escalation``: the first escalation call (``kE``), ``action``: the first consequential action
+    (``kA``: an action or an unmarked tool), each None when there is none;
     ``unneeded_approvals``: the approval requests that cover no gated tool.
     """
 
@@ -67,9 +68,18 @@ class CallMarks:
     unneeded_approvals: tuple[int, ...]
 
 
+def _kind(call: dict, policy: Policy) -> str:
+    """A call's kind (SPEC section 2): unnamed calls are ``unmarked``; an escalation call that the record
+    says failed is ``failed_escalation``, neither a hand-off nor an action (SPEC section 1)."""
+    if not is_named(call):
+        return "unmarked"
+    kind = policy.kind(call_name(call))
+    return "failed_escalation" if kind == "escalation" and call.get("failed") is True else kind
+
+
 def call_marks(calls, policy: Policy) -> CallMarks:
     """:class:`CallMarks` of ``calls`` (a normalised conversation's ``tool_calls``) under ``policy``."""
-    kinds = tuple(policy.kind(call_name(call)) if is_named(call) else "unmarked" for call in calls)
+    kinds = tuple(_kind(call, policy) for call in calls)
     return CallMarks(kinds=kinds,
                      escalation=_first([k for k, kind in enumerate(kinds) if kind == "escalation"]),
                      action=_first([k for k, kind in enumerate(kinds) if kind in ("action", "unmarked")]),
@@ -118,6 +128,7 @@ def _record_verdict(conv: dict, policy: Policy, label, turns: int, out: dict):
         else:
             turn = turns - 1
     out["unmarked_tools"] = sorted({call_name(c) for c, kind in zip(calls, kinds) if kind == "unmarked"})
+    out["failed_escalations"] = kinds.count("failed_escalation")
     before = kinds[:k_e] if escalated else ()
     consequential_before = [kind for kind in before if kind in ("action", "unmarked")]
     out["only_unmarked_before_handoff"] = bool(consequential_before) and all(
@@ -145,7 +156,8 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
     dict
         The SPEC section 7 conversation line: ``evaluated``, ``reason``, ``escalated``,
         ``u``, ``o``, ``cause``, ``turn``, ``cells``, ``unmarked_tools``,
-        ``only_unmarked_before_handoff`` and the conversation's identifiers (the label as
+        ``only_unmarked_before_handoff``, ``failed_escalations`` (mode A, evaluated: the
+        escalation calls that failed; else None) and the conversation's identifiers (the label as
         :func:`~estimators.records._vocabulary.normalise_label` reads it).
     """
     mode = check_mode(mode)
@@ -155,7 +167,7 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
         "language": conv["language"], "assistant_turns": conv["assistant_turns"],
         "evaluated": False, "reason": None, "escalated": None, "u": None, "o": None,
         "cause": None, "turn": None, "cells": [], "unmarked_tools": [],
-        "only_unmarked_before_handoff": False,
+        "only_unmarked_before_handoff": False, "failed_escalations": None,
     }
     reason = not_evaluated_reason(conv, mode=mode)
     if reason is not None:

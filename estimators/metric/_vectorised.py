@@ -29,7 +29,7 @@ __all__ = ["score_records", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language",
                   "assistant_turns", "evaluated", "reason", "escalated", "u", "o", "cause", "turn",
-                  "unmarked_tools", "only_unmarked_before_handoff")
+                  "unmarked_tools", "only_unmarked_before_handoff", "failed_escalations")
 
 _KIND_CODE = {"escalation": 0, "read_only": 1, "approval": 2, "action": 3, "unmarked": 4}
 
@@ -117,7 +117,10 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     invalid = np.zeros(n, dtype=bool)
     invalid[c_conv[bad_call]] = True
 
-    is_e, is_app = kind == 0, kind == 2
+    failed = calls["failed"].to_numpy(bool) if "failed" in calls else np.zeros(c_conv.size, dtype=bool)
+    failed_escalation = (kind == 0) & failed  # SPEC section 1: it did not reach a person, so no kE
+    failed_count = np.bincount(c_conv[failed_escalation], minlength=n).astype(np.int64)
+    is_e, is_app = (kind == 0) & ~failed, kind == 2
     is_cons = (kind == 3) | (kind == 4)
     unneeded = np.zeros(c_conv.size, dtype=bool)
     app_rows = np.flatnonzero(is_app)
@@ -157,7 +160,7 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
             bounds = np.r_[owners, keys.size].tolist()
             groups = pd.Series([names_sorted[a:b] for a, b in zip(bounds[:-1], bounds[1:])], dtype=object)
             unmarked_tools[conv_ids[owners]] = groups.to_numpy(object)
-    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked
+    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count
 
 
 def _text_scores(records: Records, judge, n: int, turns: np.ndarray):
@@ -205,11 +208,13 @@ def _label_masks(conv: pd.DataFrame):
 def _mode_scores(records: Records, conv: pd.DataFrame, policy: Policy, mode: str, judge, n: int, turns: np.ndarray):
     """The per-conversation scores of mode A (:func:`_record_scores`) or mode B (:func:`_text_scores`).
 
-    Returns ``(invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, missing, reason_missing)``;
-    mode B has no action, approval or unmarked tool (``-1``, empty) and no invalid record.
+    Returns ``(invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_escalations, missing,
+    reason_missing)``; mode B has no action, approval, unmarked tool or failed escalation (``-1``, empty, 0)
+    and no invalid record.
     """
     if mode == RECORD:
-        invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked = _record_scores(records, policy, n, turns)
+        (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked,
+         failed_count) = _record_scores(records, policy, n, turns)
         missing = ~conv["has_record"].to_numpy(bool)
         reason_missing = "no_record"
     else:
@@ -218,7 +223,8 @@ def _mode_scores(records: Records, conv: pd.DataFrame, policy: Policy, mode: str
         k_e, invalid, missing, reason_missing = t_e, np.zeros(n, bool), ~has_text, "no_text"
         k_a = t_a = t_q = np.full(n, -1, dtype=np.int64)
         unmarked_tools, only_unmarked = _no_tools(n), np.zeros(n, dtype=bool)
-    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, missing, reason_missing
+        failed_count = np.zeros(n, dtype=np.int64)
+    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count, missing, reason_missing
 
 
 def _nullable(values, mask, array_type, dtype):
@@ -262,7 +268,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     turns = np.where((turns >= 1) & (turns <= MAX_TURNS), turns, -1)  # SPEC section 3: else invalid_record
     label, is_esc, is_act, no_label = _label_masks(conv)
     no_tools = _no_tools(n)
-    (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, missing,
+    (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count, missing,
      reason_missing) = _mode_scores(records, conv, policy, mode, judge, n, turns)
     invalid = invalid | (turns < 1)
 
@@ -298,5 +304,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         "turn": _nullable(turn, evaluated, pd.arrays.IntegerArray, np.int64),
         "unmarked_tools": _object_column(np.where(evaluated, unmarked_tools, no_tools) if n else unmarked_tools),
         "only_unmarked_before_handoff": evaluated & only_unmarked,
+        "failed_escalations": _nullable(failed_count, evaluated & (mode == RECORD), pd.arrays.IntegerArray,
+                                        np.int64),
     }, copy=False)  # every column is a new array made here: no need to copy it again
     return out

@@ -41,7 +41,7 @@ class FastPathUnavailable(Exception):
 
 def _schema():
     call = pa.struct([("turn", pa.int64()), ("name", pa.string()), ("covers", pa.list_(pa.string())),
-                      ("unreadable", pa.bool_())])
+                      ("unreadable", pa.bool_()), ("failed", pa.bool_())])
     return pa.schema([("conversation_id", pa.string()), ("case_id", pa.string()), ("scenario_id", pa.string()),
                       ("replica", pa.int64()), ("label", pa.string()), ("language", pa.string()),
                       ("assistant_turns", pa.int64()), ("tool_calls", pa.list_(call)),
@@ -249,6 +249,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
         "name": pd.Categorical.from_codes(codes.astype(np.int32), categories=list(vocabulary)),
         "covers": pd.Categorical.from_codes(covers_code, categories=distinct_covers),
         "unreadable": flat.field("unreadable").fill_null(False).to_numpy(zero_copy_only=False).astype(bool),
+        "failed": flat.field("failed").fill_null(False).to_numpy(zero_copy_only=False).astype(bool),
     })
     messages = pd.DataFrame({"conv": np.array([], np.int64), "turn": np.array([], np.int64),
                              "role": pd.Series([], dtype=object), "text": pd.Series([], dtype=object)})

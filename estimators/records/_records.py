@@ -31,7 +31,8 @@ scorer and the simulator share:
     integer), name (object, None when missing, empty or not a string: an unnamed call; or a
     Categorical of the names), covers (object: the record's value, or None; or a Categorical of tuples of names,
     which the scorer checks once per distinct list), unreadable (bool, optional: a call that a chat
-    reader made of an item it could not read, ``"unreadable": true``)
+    reader made of an item it could not read, ``"unreadable": true``), failed (bool, optional: the
+    record says the call failed, ``"failed": true``; SPEC section 1)
 ``messages`` (one row per message)
     conv, turn (int64, -1 when not an integer), role (str), text (str)
 """
@@ -375,6 +376,7 @@ class Records:
             "name": _categorical(name_codes, vocabulary, named),
             "covers": pd.Series(getter("covers"), dtype=object),
             "unreadable": np.fromiter((c.get("unreadable") is True for c in flat), dtype=bool, count=len(flat)),
+            "failed": np.fromiter((c.get("failed") is True for c in flat), dtype=bool, count=len(flat)),
         })
         rows = [(i, m) for i, c in enumerate(conversations) for m in c["messages"]] if messages else []
         msgs = pd.DataFrame({

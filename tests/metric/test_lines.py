@@ -24,7 +24,7 @@ from escalation.estimators.records import Policy, Records, normalise_conversatio
 
 FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
           "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
-          "only_unmarked_before_handoff")
+          "only_unmarked_before_handoff", "failed_escalations")  # SPEC section 6, failed_escalations since 2026-12-04
 
 
 # --- the reference: one dict and one orjson.dumps per row --------------------------------------

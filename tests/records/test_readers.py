@@ -483,3 +483,18 @@ def test_detection_of_a_large_file_reads_only_its_head(tmp_path):
     runs = json.loads((DATA / "tau_bench_small.json").read_text())
     pretty.write_text(json.dumps(runs * (1 + (5 << 20) // len(json.dumps(runs))), indent=2))
     assert pretty.stat().st_size > 4 << 20 and detect_format(pretty) == "tau-bench"
+
+
+def test_a_tool_call_that_inspect_ai_recorded_as_failed_is_failed_and_no_escalation():
+    # SPEC section 1 (2026-12-04): an escalation call that failed did not reach a person. The log is inspect_ai's
+    # own (examples/data/inspect/log_tool_call_error.json): every bash call came back with a ToolCallError.
+    log = Path(__file__).parents[2] / "examples" / "data" / "inspect" / "log_tool_call_error.json"
+    (conversation,), _ = read_conversations(log)
+    calls = conversation["tool_calls"]
+    assert len(calls) == 11 and all(c["name"] == "bash" and c["failed"] is True for c in calls)
+    conversation = {**conversation, "label": "ESC"}
+    as_escalation = score_conversation(conversation, Policy(escalation_tools={"bash"}))
+    assert (as_escalation["escalated"], as_escalation["u"], as_escalation["cause"],
+            as_escalation["failed_escalations"]) == (False, 1, "no_handoff", 11)
+    as_action = score_conversation(conversation, Policy(escalation_tools={"transfer"}, action_tools={"bash"}))
+    assert (as_action["cause"], as_action["failed_escalations"]) == ("no_handoff", 0)  # a failed action is a call

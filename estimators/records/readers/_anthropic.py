@@ -17,7 +17,8 @@ Read from each message:
   ``tool_use``, ``server_tool_use`` and ``mcp_tool_use`` blocks are calls (``input`` as given;
   a string is parsed as JSON and kept as text when it is not); ``thinking`` blocks are not
   shown to the user and are skipped; server tool results in assistant content are results;
-- user content: ``tool_result`` blocks are tool results; a user message made only of
+- user content: ``tool_result`` blocks are tool results (one with ``"is_error": true`` makes its
+  call ``"failed": true``, SPEC section 1); a user message made only of
   ``tool_result`` blocks opens no turn (SPEC section 7), any other user message does
   (its ``text`` blocks are its text);
 - the top-level ``system`` prompt belongs to no turn.
@@ -63,14 +64,14 @@ def _add_message(transcript: Transcript, message) -> None:
             elif kind in _CALL_BLOCKS:
                 transcript.call(block.get("name"), parse_arguments(block.get("input")), block.get("id"))
             elif kind in _RESULT_BLOCKS:
-                transcript.result(block.get("tool_use_id"))
+                transcript.result(block.get("tool_use_id"), failed=block.get("is_error") is True)
             elif not isinstance(block, dict):
                 transcript.unreadable()
     elif role == "user":
         spoken, texts = False, []
         for block in blocks:
             if isinstance(block, dict) and block.get("type") in _RESULT_BLOCKS:
-                transcript.result(block.get("tool_use_id"))
+                transcript.result(block.get("tool_use_id"), failed=block.get("is_error") is True)
             else:
                 spoken = True
                 if isinstance(block, dict) and block.get("type") == "text":

@@ -88,9 +88,11 @@ class Transcript:
         self._open.append(len(self._events))
         self._events.append(("call", call))
 
-    def result(self, call_id=None, name=None) -> None:
+    def result(self, call_id=None, name=None, *, failed: bool = False) -> None:
         """A tool result; it opens no turn. It is matched to its call by id, else by name,
-        else to the latest call without a result; an unmatched result implies a call."""
+        else to the latest call without a result; an unmatched result implies a call. ``failed``:
+        the log says the call failed (an error result), which its call then records as
+        ``"failed": true`` (SPEC section 1: a failed escalation call is not an escalation)."""
         match = None
         for pos in reversed(self._open):
             call = self._events[pos][1]
@@ -103,10 +105,12 @@ class Transcript:
                 break
         if match is not None:
             self._open.remove(match)
+            if failed:
+                self._events[match][1]["failed"] = True
             return
         self._implied += 1
         self._events.append(("call", {"name": name if isinstance(name, str) and name else None,
-                                      "arguments": None, "id": call_id}))
+                                      "arguments": None, "id": call_id, **({"failed": True} if failed else {})}))
 
     def unreadable(self) -> None:
         """An item of the transcript that cannot be read (not an object, no role): it may
@@ -166,7 +170,7 @@ class Transcript:
                 messages.append({"turn": turn, "role": "assistant", "text": payload})
             else:
                 call = {"turn": turn, "name": payload["name"], "arguments": payload["arguments"]}
-                for key in ("covers", "unreadable"):
+                for key in ("covers", "unreadable", "failed"):
                     if key in payload:
                         call[key] = payload[key]
                 calls.append(call)

@@ -30,6 +30,9 @@ One conversation per sample and epoch:
   by the harness and is not the assistant's behaviour. A log whose status is ``error`` keeps the
   samples that ran to their end; those are scored. A sample that hit a limit (messages, tokens,
   time) has no ``error``: the limit is part of the task, and its record is scored;
+- a call whose tool message carries an ``error`` (inspect_ai's ``ToolCallError``: the tool refused
+  its arguments, or failed) is ``"failed": true`` (SPEC section 1: a failed escalation call is not
+  an escalation);
 - ``messages`` is read as :mod:`~estimators.records.readers._openai` reads a chat: assistant
   ``tool_calls`` (``{"id", "function", "arguments"}``) are the record, ``tool`` messages and
   user messages that carry a ``tool_call_id`` are tool results, ``reasoning`` content is

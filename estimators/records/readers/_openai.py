@@ -111,7 +111,8 @@ def add_messages(transcript: Transcript, messages, *, call_filter=None) -> None:
                 transcript.call(legacy.get("name"), parse_arguments(legacy.get("arguments")))
         elif role == "tool":
             name = message.get("name", message.get("function"))
-            transcript.result(message.get("tool_call_id"), name if isinstance(name, str) else None)
+            transcript.result(message.get("tool_call_id"), name if isinstance(name, str) else None,
+                              failed=message.get("error") is not None)  # inspect_ai's ToolCallError
         elif role == "function":
             transcript.result(None, message.get("name"))
 
