@@ -1,4 +1,4 @@
-"""The eleven implementation errors of SPEC section 9, as faulty scorers, and the conformance set.
+"""The implementation errors of SPEC section 9 (1 to 11; 17 since 2026-12-04) as faulty scorers; the conformance set.
 
 Each mutant is the reference scorer with one plausible fault; the conformance set
 (package data, read by :func:`escalation.estimators.metric.load_conformance_set`) must catch every one of them

@@ -82,7 +82,7 @@ TABLE_TITLES = {
     "profile_parameters": "Profile parameters that differ from the defaults (simulate.PROFILES)",
     "record_vs_text": "Observation without a record (paper section 6): 88 paired cases",
     "record_vs_text_expected": "Observation without a record: expected values (large run and exact)",
-    "mutants": "The eleven implementation errors (SPEC section 9) and the conformance cases that catch them",
+    "mutants": "The implementation errors (SPEC section 9) and the conformance cases that catch them",
     "base_metric": "The base metric beside the strict one",
     "read_only_mark": "A missing read-only mark: p_u with and without the look-up tools in R",
 }
@@ -400,7 +400,7 @@ def reproduce(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs:
                         run_facts=facts, force=force)
     run = orjson.loads((out_dir / "run.json").read_bytes())
     cells_seconds, resumed = run["cells_seconds"], int(run["cells_resumed"])
-    with step("scoring the worked example and the eleven implementation errors", progress=progress) as say:
+    with step("scoring the worked example and the implementation errors", progress=progress) as say:
         tables = build_tables(results)
         say("writing the tables")
         written = []

@@ -111,6 +111,8 @@ def results_frames(draw, max_rows: int = 30):
         "turn": pd.array(turn, dtype="Int64"),
         "unmarked_tools": pd.Series(np.fromiter(tools, dtype=object, count=n), dtype=object),
         "only_unmarked_before_handoff": column(st.booleans(), bool),
+        "failed_escalations": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 2**40)), min_size=n,
+                                                     max_size=n)), dtype="Int64"),
     })
     other = draw(st.sampled_from([None, "object ints", "uint64", "floats", "strings", "arrow", "nan ids",
                                   "bool objects"]))
@@ -264,6 +266,7 @@ def test_long_conversations_are_written_in_bounded_blocks():
         "o": pd.array([None] * n, dtype="Int8"), "cause": pd.Series(["no_handoff"] * n, dtype=object),
         "turn": pd.array([17 * i for i in range(n)], dtype="Int64"),
         "unmarked_tools": pd.Series([()] * n, dtype=object), "only_unmarked_before_handoff": np.zeros(n, bool),
+        "failed_escalations": pd.array([0] * n, dtype="Int64"),
     })
     expected = b"".join(reference_lines(results))
     budget = 1 << 20

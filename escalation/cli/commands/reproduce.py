@@ -52,7 +52,7 @@ def register(app: typer.Typer, study_app: typer.Typer) -> None:
         scheduler: Optional[str] = scheduler_option(),
     ) -> None:
         """Reproduce the paper's tables and figures: the worked example, the profile table with 88 paired cases
-        and the expected values, observation without a record, the eleven implementation errors, the base
+        and the expected values, observation without a record, the implementation errors of SPEC 9, the base
         metric and a missing read-only mark. DIR/report.md ties them together; DIR/report.html shows it with
         the figures and tables.
 
