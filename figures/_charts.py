@@ -5,7 +5,8 @@ Each function here only places things: it turns the values it is given into the 
 ticks and texts of a chart (a dict), and ``templates/charts.svg.j2`` draws them. The charts are
 those of :mod:`figures._score` (which draws the same values with matplotlib for PNG and PDF), in
 the colours and markers of :data:`figures._palette.METHODS`; an undefined value (None or NaN)
-is written "undefined", never drawn at 0.
+is written "undefined", never drawn at 0. A name from the input is shown by the one rule
+(:func:`escalation.estimators.records.html_text`), and cut to fit where it is drawn.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from escalation.estimators.records import NAME_LIMIT, html_text
 
 from ._palette import BLACK, METHODS
 from ._text import counted
@@ -184,10 +187,11 @@ def scenario_chart(conversations: pd.DataFrame) -> dict:
         share = table["share"].to_numpy(float)
         if bars:
             for i, (scenario, errors, count, part) in enumerate(zip(table.index, table["errors"], table["n"], share)):
-                name = str(scenario)
+                name = str(scenario)  # from the input: shown by the one rule (html_text)
+                short = name if len(name) <= _LABEL_CHARS else name[:_LABEL_CHARS - 1]
                 panel["bars"].append({"y": top + 16 * i + 2, "width": round(part * (x1 - x0), 1),
-                                      "name": name if len(name) <= _LABEL_CHARS else name[:_LABEL_CHARS - 1] + "\u2026",
-                                      "full": name,
+                                      "name": html_text(short, None) + ("" if short is name else "\u2026"),
+                                      "full": html_text(name, NAME_LIMIT),
                                       "count": f"{int(errors)}/{int(count)}"})
             panel["ticks"] = [(round(x0 + t * (x1 - x0), 1), _tick_text(t)) for t in nice_ticks(0.0, 1.0, most=6)]
         elif share.size:

@@ -1,10 +1,16 @@
-"""The leaderboard figure: each model's p_u, p_o and pi with its interval, one panel per figure."""
+"""The leaderboard figure: each model's p_u, p_o and pi with its interval, one panel per figure.
+
+A model's name (``eval.model`` of its log, which the assistant's harness writes) is drawn literally
+(:func:`escalation.estimators.records.plot_text`: no mathtext, hidden characters shown, cut with its length).
+"""
 from __future__ import annotations
 
 import math
 
 import pandas as pd
 from matplotlib.lines import Line2D
+
+from escalation.estimators.records import plot_text
 
 from ._palette import MARKERS, PALETTE
 from ._style import subplots
@@ -54,7 +60,7 @@ def plot_leaderboard(table: pd.DataFrame, *, confidence: float = 0.95):
             ax.errorbar([value], [y], xerr=errors, fmt=marker, color=colour, ecolor=colour, ms=6, capsize=3, lw=1.4)
             if letters:
                 end = value if math.isnan(high) else high
-                ax.annotate(str(letters), (end, y), xytext=(6, 0), textcoords="offset points", va="center",
+                ax.annotate(plot_text(letters), (end, y), xytext=(6, 0), textcoords="offset points", va="center",
                             fontsize=8, fontweight="bold", color="0.1")
         ax.set_xlim(-0.03, 1.12)
         ax.set_xticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
@@ -64,10 +70,11 @@ def plot_leaderboard(table: pd.DataFrame, *, confidence: float = 0.95):
         ax.set_axisbelow(True)
         ax.tick_params(labelsize=8)
     axes[0].set_ylim(-0.6, rows - 0.4)
-    axes[0].set_yticks(positions, [str(m) for m in table["model"]])
+    names = [plot_text(m) for m in table["model"]]
+    axes[0].set_yticks(positions, names)
     handles = [Line2D([], [], color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)], ms=6, lw=1.4)
                for i in range(rows)]  # one per model, also for a model with an undefined figure
-    fig.legend(handles, [str(m) for m in table["model"]], loc="upper center", bbox_to_anchor=(0.5, 0.0),
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(rows, 4), fontsize=8, frameon=False)
     fig.suptitle(f"Models in leaderboard order (by pi). Letters beside an interval: models that share a letter are "
                  f"not told apart at {1 - confidence:.0%} (Holm)", fontsize=9)

@@ -10,9 +10,19 @@ one JSON document in a ``<script type="application/json">`` element, with ``<``,
 element; the page's script draws the tables and timelines from it with ``textContent`` only,
 and the templates (``figures/templates``) escape every value (Jinja2 autoescape).
 :func:`report_data` reads the data of a page back.
+
+Text from the input (names, ids, labels, texts) is shown by the one rule of
+:mod:`escalation.estimators.records` (:func:`~escalation.estimators.records.html_text`): every value a
+template writes goes through it (the environment's ``finalize``), hidden characters shown as
+``<U+202E>`` and long text cut with its length; the page's script applies the same rule to its data
+(:func:`~escalation.estimators.records.hidden_pattern`), which keeps every character. The
+Content-Security-Policy allows no inline script or style but the page's own, by their SHA-256
+(:func:`content_policy`): no event handler attribute, no injected ``<script>`` runs.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import math
 from functools import lru_cache
@@ -20,23 +30,37 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+import markupsafe
 import numpy as np
 import orjson
 import pandas as pd
 
+from escalation.estimators.records import NAME_LIMIT, SENTENCE_LIMIT, hidden_pattern, html_text
 from escalation.estimators.stats import format_number
 
 from ._charts import interval_chart, scenario_chart
 from ._text import counted, p_value_text
 
-__all__ = ["score_report", "compare_report", "report_data", "figure_bytes"]
+__all__ = ["score_report", "compare_report", "report_data", "figure_bytes", "content_policy"]
 
 _TEMPLATES = resources.files(__package__) / "templates"
+
+
+def _shown(value):
+    """What a template writes of ``value``: a text by the one rule (:func:`html_text`, cut at a sentence's length),
+    then escaped by autoescape; the page's own markup (``| safe``) and numbers as they are."""
+    return value if not isinstance(value, str) or isinstance(value, markupsafe.Markup) else \
+        html_text(value, SENTENCE_LIMIT)
+
+
 #: Compiled templates are kept between runs in Jinja2's own per-user cache folder of the system's
-#: temporary directory (compiling them takes a quarter of a second of each ``score``).
+#: temporary directory (compiling them takes a quarter of a second of each ``score``). The compiled code
+#: holds the call of ``finalize``, and the cache's key is only the template's name and text: the files'
+#: own name keeps them apart from those compiled without it (which would show text from the input raw).
 _ENVIRONMENT = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_TEMPLATES)), autoescape=True,
                                   undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                                  bytecode_cache=jinja2.FileSystemBytecodeCache())
+                                  bytecode_cache=jinja2.FileSystemBytecodeCache(
+                                      pattern="__jinja2_escalation_shown_%s.cache"), finalize=_shown)
 _ENVIRONMENT.filters["counted"] = counted  # {{ n | counted("case") }}: 1 case, 2 cases
 #: The element that holds a page's data, as the page writes it.
 _DATA_OPEN = '<script type="application/json" id="report-data">'
@@ -46,6 +70,8 @@ _CARD_COLUMNS = ("scenario_id", "conversation_id", "replica", "result", "cause",
 #: Planned conversations absent from the log listed on the page (summary.json lists all).
 _MISSING_SHOWN = 20
 _BETTER = {"p_u": "lower is better", "p_o": "lower is better", "pi": "higher is better"}
+#: Most characters of a name in a chart's title (the chart does not wrap).
+_CHART_NAME = 40
 
 
 def figure_bytes(fig, format: str = "png", *, dpi: int = 150) -> bytes:
@@ -60,6 +86,33 @@ def figure_bytes(fig, format: str = "png", *, dpi: int = 150) -> bytes:
 def _asset(name: str) -> str:
     """The page's own style or script, inlined as it is (the templates mark it safe)."""
     return (_TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def _hash(text: str) -> str:
+    """A CSP source that allows one inline script or style: the SHA-256 of its exact text."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_policy(*, styles=(), scripts=()) -> str:
+    """The Content-Security-Policy of a page: nothing fetched (images from ``data:`` only), and of the inline
+    styles and scripts only those given, by their SHA-256 (no ``'unsafe-inline'``: an injected ``<script>``,
+    ``onerror=`` or ``style=`` attribute is refused). A page without a script allows none."""
+    parts = ["default-src 'none'", "img-src data:", "style-src " + (" ".join(map(_hash, styles)) or "'none'")]
+    if scripts:
+        parts.append("script-src " + " ".join(map(_hash, scripts)))
+    return "; ".join([*parts, "base-uri 'none'", "form-action 'none'"])
+
+
+def _page_text(name: str, **values) -> str:
+    """A page of ``report.html.j2``: its style and script inlined, allowed by the page's policy alone."""
+    css, js = _asset("report.css"), _asset("report.js")
+    return _ENVIRONMENT.get_template(name).render(css=css, js=js, csp=content_policy(styles=[css], scripts=[js]),
+                                                  **values)
+
+
+def _text_rule() -> dict:
+    """The one rule of text from the input, as the page's script applies it to the texts of its data."""
+    return {"hidden": hidden_pattern(), "name_limit": NAME_LIMIT, "sentence_limit": SENTENCE_LIMIT}
 
 
 def _data(value) -> str:
@@ -192,7 +245,9 @@ def _forest_chart(comparison: dict, floor: float) -> dict:
     names = comparison["names"]
     return interval_chart(rows, domain=(-limit, limit), zero=True, notes_width=110,
                           axis_label=f"difference B - A and its {comparison['confidence']:.0%} interval",
-                          title=f"B = {names['b']} minus A = {names['a']}", legend=_DIFFERENCE_INTERVALS)
+                          title=f"B = {html_text(names['b'], _CHART_NAME)} minus "
+                                f"A = {html_text(names['a'], _CHART_NAME)}",
+                          legend=_DIFFERENCE_INTERVALS)
 
 
 def _figure_rows(summary: dict) -> list[dict]:
@@ -273,22 +328,23 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
     figure_rows = _figure_rows(summary)
     rho_note = _rho_note(summary)
     ne = summary["not_evaluated"]
-    missing = [f"{m.get('case_id')}, {m.get('label')}, {m.get('replica')}" for m in ne.get("missing", ())]
+    missing = [html_text(f"{m.get('case_id')}, {m.get('label')}, {m.get('replica')}", NAME_LIMIT)
+               for m in ne.get("missing", ())]  # joined in the template: a Markup, which finalize leaves
     provenance = summary.get("provenance") or {}
     shown, total = len(timelines), len(rows)
     why = _timelines_why(shown, total, timeline_limit)
     mode = ("with the tool record (mode A)" if summary["mode"] == "record" else
             "from the assistant's text (mode B): p_u is a lower bound, p_o and pi are bounded neither way")
     data = {"page": "score", "columns": list(_SCORE_COLUMNS), "rows": rows,
-            "timelines": timelines, "timeline_limit": timeline_limit, "limits": limits}
-    return _ENVIRONMENT.get_template("score.html.j2").render(
-        title="Escalation report", version=provenance.get("escalation", ""), css=_asset("report.css"),
-        js=_asset("report.js"), data=_data(data),
+            "timelines": timelines, "timeline_limit": timeline_limit, "limits": limits, "text": _text_rule()}
+    return _page_text(
+        "score.html.j2", title="Escalation report", version=provenance.get("escalation", ""), data=_data(data),
         sections=[("figures", "Figures"), ("causes", "Causes"), ("not-evaluated", "Not evaluated"),
                   *([("unmarked", "Unmarked tools")] if summary["unmarked_tools"] else []),
                   ("conversations", "Conversations"), ("provenance", "Provenance")],
-        conversations=summary["conversations"], inputs=[log.get("path") for log in provenance.get("inputs", ())]
-        or ["the input"], format=provenance.get("format", "unknown"), mode=mode, level=level,
+        conversations=summary["conversations"],
+        inputs=[html_text(log.get("path"), NAME_LIMIT) for log in provenance.get("inputs", ())] or ["the input"],
+        format=provenance.get("format", "unknown"), mode=mode, level=level,
         interval=summary["interval"], created=provenance.get("created", "at an unknown time"),
         figures=figure_rows, rho_note=rho_note, warnings=summary["warnings"],
         charts={"rates": _rates_chart(summary), "scenario_errors": scenario_chart(conversations)},
@@ -303,8 +359,10 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
                        "reasons": [(reason, n, fixes.get(reason, "")) for reason, n in ne["reasons"].items()],
                        "missing": missing[:_MISSING_SHOWN], "more_missing": max(0, len(missing) - _MISSING_SHOWN),
                        "unplanned": ne.get("unplanned", 0)},
-        unmarked={"others": [(k, v) for k, v in summary["unmarked_tools"].items() if k not in handoffs],
-                  "handoffs": [(k, v) for k, v in summary["unmarked_tools"].items() if k in handoffs]},
+        unmarked={"others": [(html_text(k, NAME_LIMIT), v) for k, v in summary["unmarked_tools"].items()
+                             if k not in handoffs],
+                  "handoffs": [(html_text(k, NAME_LIMIT), v) for k, v in summary["unmarked_tools"].items()
+                               if k in handoffs]},
         timelines={"shown": f"{shown:,}", "total": counted(total, "conversation"),
                    "have": "has" if total == 1 else "have", "why": why}, limits=limits,
         provenance=_score_provenance(summary))
@@ -369,26 +427,29 @@ def compare_report(comparison: dict, conversations: dict, timelines: dict, *, no
     rows = [[row["scenario_id"], row["case_id"], row["label"], f"{row['errors_a']}/{row['n_a']}",
              f"{row['errors_b']}/{row['n_b']}", f"{row['difference']:+.2f}"] for row in disagree]
     scenarios = [{who: sides[who].get(row["scenario_id"], []) for who in ("a", "b")} for row in disagree]
-    data = {"page": "compare", "names": names, "rows": rows, "scenarios": scenarios}
+    data = {"page": "compare", "names": names, "rows": rows, "scenarios": scenarios, "text": _text_rule()}
     folders = (comparison.get("provenance") or {}).get("folders", ())
-    provenance = [(f"{'A' if i == 0 else 'B'}: {f.get('name')}", f"{f.get('path')} (summary.json SHA-256 "
+    provenance = [(f"{'A' if i == 0 else 'B'}: {html_text(f.get('name'), NAME_LIMIT)}",
+                   f"{html_text(f.get('path'), NAME_LIMIT)} (summary.json SHA-256 "
                    f"{str((f.get('sha256') or {}).get('summary.json'))[:16]}...)") for i, f in enumerate(folders)]
     provenance += [("interval", comparison["interval"]), ("confidence", f"{comparison['confidence']:g}"),
                    ("bootstrap resamples", f"{comparison['n_boot']:,}"), ("seed", str(comparison["seed"])),
                    ("escalation", str((comparison.get("provenance") or {}).get("escalation", "unknown"))),
                    ("compared", str((comparison.get("provenance") or {}).get("created", "unknown")))]
-    notes = [f"Timelines of {names[who]}: {no_timeline[who]}" for who in ("a", "b")
+    shown = {who: html_text(name, NAME_LIMIT) for who, name in names.items()}
+    notes = [f"Timelines of {shown[who]}: {no_timeline[who]}" for who in ("a", "b")
              if not timelines[who]]
-    return _ENVIRONMENT.get_template("compare.html.j2").render(
-        title="Escalation comparison", version=(comparison.get("provenance") or {}).get("escalation", ""),
-        css=_asset("report.css"), js=_asset("report.js"), data=_data(data),
+    return _page_text(
+        "compare.html.j2", title="Escalation comparison",
+        version=(comparison.get("provenance") or {}).get("escalation", ""), data=_data(data),
         sections=[("differences", "Differences"), ("disagreements", "Disagreements"), ("provenance", "Provenance")],
-        names=names, scenarios=comparison["scenarios"], cases=comparison["cases"], common=comparison["common"],
+        names=shown, scenarios=comparison["scenarios"], cases=comparison["cases"], common=comparison["common"],
         level=level, created=(comparison.get("provenance") or {}).get("created", "at an unknown time"),
         differences=differences, chosen="bootstrap" if bootstrap else "newcombe",
         limits="wilson-kish" if bootstrap else comparison["interval"],
         kind=comparison["interval"].removeprefix("bootstrap-") if bootstrap else "percentile",
         interval=comparison["interval"], advice=comparison["advice"], warnings=comparison["warnings"],
-        left_out=[(name, len(ids)) for name, ids in comparison["only_in"].items() if ids] if comparison["common"]
+        left_out=[(html_text(name, NAME_LIMIT), len(ids)) for name, ids in comparison["only_in"].items() if ids]
+        if comparison["common"]
         else [], chart=_forest_chart(comparison, floor), figure_files=figure_files, disagreements=len(disagree),
         timeline_notes=notes, provenance=provenance)

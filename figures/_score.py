@@ -1,7 +1,9 @@
 """Figures of one scoring and of a comparison: ``summary.json``, ``differences.csv`` and ``conversations.jsonl``.
 
 Each function draws the values it is given and computes nothing but shares and counts; an
-undefined figure (a null rate or limit) is written "undefined", never drawn at 0.
+undefined figure (a null rate or limit) is written "undefined", never drawn at 0. A name or id from
+the input is drawn literally (:func:`escalation.estimators.records.plot_text`: no mathtext, hidden
+characters shown, cut with its length).
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+
+from escalation.estimators.records import plot_text
 
 from ._charts import scenario_shares, sizes_each
 from ._palette import BLACK, METHODS
@@ -27,6 +31,8 @@ _BETTER = {"p_u": "lower is better", "p_o": "lower is better", "pi": "higher is 
 _INTERVALS = (("newcombe", "Newcombe (square-and-add)"), ("bootstrap", "paired cluster bootstrap"))
 #: Above this many scenarios a panel draws the sorted shares as a step line instead of one bar each.
 _MOST_BARS = 30
+#: Most characters of a scenario id beside its bar.
+_SCENARIO_CHARS = 24
 
 
 def _number(value) -> float:
@@ -134,7 +140,8 @@ def plot_difference_forest(differences: pd.DataFrame, *, confidence: float | Non
     ax.set_xlabel(f"difference b - a and its {level}interval", fontsize=8)
     if {"a_name", "b_name"} <= set(differences.columns) and len(differences):
         a, b = differences["a_name"].iloc[0], differences["b_name"].iloc[0]
-        ax.set_title(f"b = {b} minus a = {a} (p-value: of the interval compare chose)", fontsize=9)
+        ax.set_title(f"b = {plot_text(b)} minus a = {plot_text(a)} (p-value: of the interval compare chose)",
+                     fontsize=9)
     legend_below(fig, [Line2D([], [], color=METHODS[which][0], marker=METHODS[which][1], lw=1.4, label=name)
                        for which, name in _INTERVALS], ncol=2)
     return fig
@@ -176,7 +183,7 @@ def plot_scenario_errors(conversations: pd.DataFrame) -> Figure:
             for position, share, errors, count in zip(y, table["share"], table["errors"], table["n"]):
                 ax.annotate(f"{int(errors)}/{count}", (share, position), xytext=(3, 0), textcoords="offset points",
                             va="center", fontsize=7)
-            ax.set_yticks(y, [str(s) for s in table.index], fontsize=7)
+            ax.set_yticks(y, [plot_text(s, _SCENARIO_CHARS) for s in table.index], fontsize=7)
             ax.set_ylim(len(table) - 0.5, -0.5)
             ax.set_xlim(0, 1.18)
             ax.set_xticks(np.linspace(0, 1, 6))

@@ -4,7 +4,8 @@ Nothing here writes a file or computes a result: :func:`study_page` takes the re
 the run's figures (PNG bytes) and Markdown tables and returns the page's text. The page fetches
 nothing: its style is inlined (``templates/report.css``, the look of the scoring's page), its
 figures are PNG data URIs, a link or image of the report that points elsewhere is kept as its
-text only, and its Content-Security-Policy forbids any fetch. The Markdown is rendered by
+text only, and its Content-Security-Policy forbids any fetch, any script and any style but its own (by its
+SHA-256: a table's column alignment is a class, not a ``style`` attribute). The Markdown is rendered by
 markdown-it-py (CommonMark with tables, raw HTML escaped), the page by a Jinja2 template
 (``templates/study.html.j2``) that escapes every value.
 """
@@ -14,9 +15,11 @@ import base64
 import re
 from functools import lru_cache
 
+import markupsafe
+
 from escalation import __version__
 
-from ._report import _ENVIRONMENT, _asset
+from ._report import _ENVIRONMENT, _asset, content_policy
 
 __all__ = ["study_page", "SMOKE_BANNER"]
 
@@ -94,8 +97,15 @@ def _render(text: str, *, figures: dict[str, str], placed: set[str], taken: set[
             token.attrSet("id", _slug(name, taken))
             if token.tag == "h2" and sections is not None:
                 sections.append((token.attrGet("id"), name.replace("`", "").replace("**", "")))
-        elif token.type == "td_open" and _NUMBER.fullmatch(tokens[i + 1].content.strip()):
-            token.attrSet("class", "num")
+        elif token.type in ("th_open", "td_open"):
+            # a column's alignment as a class: the page's policy allows no style attribute
+            align = (token.attrGet("style") or "").removeprefix("text-align:")
+            classes = [f"align-{align}"] if align in ("left", "center", "right") else []
+            if token.type == "td_open" and _NUMBER.fullmatch(tokens[i + 1].content.strip()):
+                classes.append("num")
+            token.attrs.pop("style", None)
+            if classes:
+                token.attrSet("class", " ".join(classes))
     return md.renderer.render(tokens, md.options, {})
 
 
@@ -144,12 +154,14 @@ def study_page(markdown_text: str, *, title: str, figures: dict[str, bytes], tab
             continue
         shown.append((_slug(f"table-{name}", taken), name, heading.removeprefix("# ").strip() or name,
                       _render(table, figures=uris, placed=placed, taken=taken)))
-    rest = [(name, uri) for name, uri in uris.items() if name not in placed]
+    rest = [(name, markupsafe.Markup(uri)) for name, uri in uris.items() if name not in placed]  # base64: no markup
     sections += [("figures-of-this-run", "Figures of this run")] if rest else []
     sections += [("tables-of-this-run", "Tables of this run")] if shown else []
     smoke_banner = _markdown().renderInline(SMOKE_BANNER) if smoke else ""
     what = what or f"A study report of escalation {__version__}: report.md with the figures and tables of its run."
+    css = _asset("report.css") + _asset("study.css")
     return _ENVIRONMENT.get_template("study.html.j2").render(
-        title=title, what=what, version=__version__, css=_asset("report.css"), sections=sections, smoke=smoke,
+        title=title, what=what, version=__version__, css=css, csp=content_policy(styles=[css]), sections=sections,
+        smoke=smoke,
         smoke_banner=smoke_banner, body=body, figures=rest, figures_anchor="figures-of-this-run", tables=shown,
         tables_anchor="tables-of-this-run")

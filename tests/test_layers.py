@@ -2,7 +2,8 @@
 
 From the bottom, the four rooms of ``estimators`` (``stats`` <- ``records`` <- ``metric`` <-
 ``judges``), then ``simulate``, ``figures`` (draws the tables it is given; of the project it imports
-only ``stats``, for the one formatter of numbers) and ``studies``; at the
+only ``stats``, for the one formatter of numbers, and ``records``, for the one rule of text from the input)
+and ``studies``; at the
 top, ``suite`` (data, backend, scripted user, audit), ``integrations`` (inspect_ai) and ``cli``
 (the command line; ``escalation/__main__.py`` is part of it). A layer imports only layers below it,
 and only through their doors (``escalation.estimators.metric``, never ``..._summary``): a private
@@ -30,7 +31,9 @@ MAY_IMPORT = {
     "estimators.metric": {"estimators.stats", "estimators.records"},
     "estimators.judges": {"estimators.stats", "estimators.records", "estimators.metric"},
     "simulate": set(ROOMS),
-    "figures": {"estimators.stats"},
+    # records too: the names and texts the assistant under test wrote reach every figure and page, shown by the
+    # one rule of escalation.estimators.records (terminal_text, html_text, plot_text...; issue 31)
+    "figures": {"estimators.stats", "estimators.records"},
     "studies": {*ROOMS, "simulate", "figures"},
     "suite": {*ROOMS, "simulate"},
     "integrations": {*ROOMS, "simulate", "suite"},

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..records import InputError
+from ..records import SENTENCE_LIMIT, InputError, markdown_text
 from ..stats import DEFAULT_INTERVAL, counted, format_number
 from ._aggregate import summarise
 from ._difference_coverage import difference_warnings
@@ -273,7 +273,7 @@ class Leaderboard:
                   f"Intervals: {self.interval} (SPEC section 5), as `escalation score` prints them."]
         texts = [*self.notes, *self.warnings]  # what was left out is a warning: the figures rest on less
         if texts:
-            lines += ["", *(f"- warning: {text}" for text in texts)]
+            lines += ["", *(f"- warning: {markdown_text(text, SENTENCE_LIMIT)}" for text in texts)]
         return "\n".join(lines) + "\n"
 
     def differences_markdown(self) -> str:
@@ -306,7 +306,8 @@ def _row(cells) -> str:
 
 
 def _escape(text: str) -> str:
-    return str(text).replace("|", "\\|")
+    """A model's name in a table cell: read as itself (the one rule of text from the input, :func:`markdown_text`)."""
+    return markdown_text(text)
 
 
 def _interval(low, high) -> str:

@@ -53,6 +53,17 @@ output_folder, check_out_dir, remove_stale_temporaries, folder_lock, LOCK
                                  killed runs' files
 CONVERSATIONS, SUMMARY, read_scored
                                  the two files of a scored folder, and the folder read back
+
+Text from the input on every output (the assistant under test writes it)
+========================================================================
+terminal_text, markdown_text, markdown_code, html_text, plot_text
+                                 a name, id or text shown literally on a terminal, in Markdown (a cell, a
+                                 code span), on a page (HTML, SVG), in a matplotlib figure
+visible, is_hidden, cut, hidden_pattern, HIDDEN_CATEGORIES, BLANK_LETTERS
+                                 the one rule: hidden characters shown as ``<U+202E>``, long text cut with
+                                 its length; the rule as a page's script applies it
+NAME_LIMIT, SENTENCE_LIMIT, PLOT_LIMIT
+                                 the most characters of a name, of a sentence, of a text in a figure
 """
 import lazy_loader
 

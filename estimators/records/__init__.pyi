@@ -69,6 +69,22 @@ from ._tool_usage import (
     tool_usage as tool_usage,
     turn_ranges as turn_ranges,
 )
+from ._untrusted import (
+    BLANK_LETTERS as BLANK_LETTERS,
+    HIDDEN_CATEGORIES as HIDDEN_CATEGORIES,
+    NAME_LIMIT as NAME_LIMIT,
+    PLOT_LIMIT as PLOT_LIMIT,
+    SENTENCE_LIMIT as SENTENCE_LIMIT,
+    cut as cut,
+    hidden_pattern as hidden_pattern,
+    html_text as html_text,
+    is_hidden as is_hidden,
+    markdown_code as markdown_code,
+    markdown_text as markdown_text,
+    plot_text as plot_text,
+    terminal_text as terminal_text,
+    visible as visible,
+)
 from ._vocabulary import (
     ACT as ACT,
     BASE_CAUSES as BASE_CAUSES,

@@ -22,10 +22,13 @@ class InputError(ValueError):
 
 
 def _one_line(text: str) -> str:
-    """``text`` with line breaks and other unprintable characters escaped (``\\n``, ``\\ud800``)."""
-    if text.isprintable():
+    """``text`` with line breaks and other unprintable characters escaped (``\\n``, ``\\ud800``), as the terminal
+    shows text from the input (:func:`~estimators.records._untrusted.terminal_text`)."""
+    if text.isascii() and text.isprintable():  # the common case; and importing InputError imports nothing more
         return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    from ._untrusted import terminal_text
+
+    return terminal_text(text, None)
 
 
 def shown(value, limit: int = 60) -> str:

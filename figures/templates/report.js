@@ -1,9 +1,14 @@
 (function () {
   "use strict";
-  // Everything from the data is set as text (textContent), never parsed as HTML.
+  // Everything from the data is set as text (textContent), never parsed as HTML; a text from the input is shown
+  // by the one rule of escalation.estimators.records (html_text): each hidden character (a control, a bidi
+  // override, a zero-width or blank character) as its code point, <U+202E>, and a long text cut with its length.
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var PAGE_SIZE = 50;
   var SELECT_AT_MOST = 60; // a filter with more distinct values is a text box
+  var OPTION_LIMIT = 40; // most characters of a value in a filter's list
+  var RULE = data.text || { hidden: "[\\u0000-\\u001f]", name_limit: 200, sentence_limit: 2000 };
+  var HIDDEN = new RegExp(RULE.hidden, "gu");
   var KINDS = {
     escalation: "escalation", action: "action", unmarked: "unmarked: counts as an action",
     approval: "approval request", read_only: "read-only", no_name: "no name"
@@ -28,7 +33,30 @@
     return parent;
   }
   function count(n) { return Number(n).toLocaleString("en-US"); }
-  function shown(value) { return value === null || value === undefined || value === "" ? "\u2013" : String(value); }
+  function codePoint(char) {
+    var hex = char.codePointAt(0).toString(16).toUpperCase();
+    return "<U+" + ("0000" + hex).slice(-Math.max(4, hex.length)) + ">";
+  }
+  // text with its hidden characters shown (but those of keep), as html_text
+  function visible(text, keep) {
+    return text.replace(HIDDEN, function (char) { return keep && keep.indexOf(char) >= 0 ? char : codePoint(char); });
+  }
+  // at most limit characters: the first three quarters and the last quarter, the length between, as cut()
+  function cut(text, limit, keep) {
+    if (text.length <= limit) { return visible(text, keep); }
+    var chars = Array.from(text);
+    if (chars.length <= limit) { return visible(text, keep); }
+    var tail = Math.floor(limit / 4);
+    return visible(chars.slice(0, limit - tail).join(""), keep) + "...(" + count(chars.length) + " characters in all)..." +
+      visible(chars.slice(chars.length - tail).join(""), keep);
+  }
+  // a value of the input (an id, a name, a label) as one short line; "\u2013" for none
+  function shown(value, limit) {
+    return value === null || value === undefined || value === "" ? "\u2013" :
+      cut(String(value), limit || RULE.name_limit);
+  }
+  // a text of the input (a message, a call's arguments: already cut where the timeline says) with its lines
+  function longText(value) { return visible(String(value), "\n\t"); }
   function badge(result) { return el("span", "badge result-" + String(result).replace(/ /g, "-"), result); }
   function words(reason) { return String(reason).replace(/_/g, " "); }
 
@@ -42,7 +70,7 @@
   dialog.addEventListener("click", function (event) { if (event.target === dialog) { closeDialog(); } });
   dialog.addEventListener("close", function () { if (lastRow) { lastRow.focus(); } });
   function openDialog(title, facts, body, row) {
-    dialogTitle.textContent = title;
+    dialogTitle.textContent = title; // made with shown()
     dialogFacts.replaceChildren.apply(dialogFacts, facts);
     dialogBody.replaceChildren(body);
     lastRow = row || null;
@@ -111,21 +139,23 @@
       add(section, head);
       entry.messages.forEach(function (message) {
         var row = el("div", "msg " + (message.role === "assistant" ? "assistant" : "user"));
-        var text = el("div", "text", message.text);
+        var text = el("div", "text", longText(message.text));
         if (message.length) { add(text, cutMark(message.length)); }
-        add(section, add(row, el("span", "role", message.role), text));
+        add(section, add(row, el("span", "role", shown(message.role)), text));
       });
       if (entry.calls.length) {
         var list = el("ol", "calls");
         entry.calls.forEach(function (call) {
           var item = el("li", "call" + (call.mark ? " marked mark-" + call.mark : ""));
-          var what = add(el("span", "what"), el("code", null, call.name === null ? "(no name)" : call.name),
-            el("span", "kind kind-" + call.kind, KINDS[call.kind] || call.kind));
+          var what = add(el("span", "what"), el("code", null, call.name === null ? "(no name)" : shown(call.name)),
+            el("span", "kind kind-" + call.kind, KINDS[call.kind] || shown(call.kind)));
           if (call.mark) { add(what, el("span", "mark", MARKS[call.mark] || call.mark)); }
-          if (call.covers !== undefined) { add(what, el("span", "note", "covers " + call.covers)); }
+          if (call.covers !== undefined) {
+            add(what, el("span", "note", "covers " + shown(call.covers, RULE.sentence_limit)));
+          }
           add(item, el("span", "k", "#" + call.k), what);
           if (call.arguments) {
-            var args = el("code", "args", call.arguments);
+            var args = el("code", "args", longText(call.arguments));
             if (call.arguments_length) { add(args, cutMark(call.arguments_length)); }
             add(item, el("span"), args);
           }
@@ -186,7 +216,8 @@
         add(input, el("option", null, "all (" + count(rows.length) + ")"));
         input.options[0].value = "";
         keys.forEach(function (key) {
-          var option = el("option", null, (key === "\u0000" ? "(none)" : key) + " (" + count(values[key]) + ")");
+          var option = el("option", null, (key === "\u0000" ? "(none)" : shown(key, OPTION_LIMIT)) + " (" +
+            count(values[key]) + ")");
           option.value = "=" + key;
           add(input, option);
         });
@@ -298,7 +329,7 @@
         { title: "case", index: c.case_id, cls: "id" },
         { title: "scenario", index: c.scenario_id, cls: "id" },
         { title: "replica", index: c.replica, num: true },
-        { title: "label", index: c.label },
+        { title: "label", index: c.label, cls: "id" },
         { title: "result", index: c.result, badge: true },
         { title: "cause", index: c.cause },
         { title: "scored turn", index: c.turn, num: true },
@@ -325,7 +356,7 @@
             count(data.timelines.length) + " conversations in input order (escalation score --report-timelines N " +
             "sets how many).");
         }
-        openDialog("Conversation " + row[c.conversation_id], facts, body, tr);
+        openDialog("Conversation " + shown(row[c.conversation_id]), facts, body, tr);
       }
     });
   }
@@ -337,17 +368,18 @@
     pagedTable({
       mount: mount, rows: data.rows, noun: "scenarios",
       columns: [
-        { title: "scenario", index: 0, cls: "id" }, { title: "case", index: 1, cls: "id" }, { title: "label", index: 2 },
-        { title: names.a + " errors/n", index: 3, num: true }, { title: names.b + " errors/n", index: 4, num: true },
+        { title: "scenario", index: 0, cls: "id" }, { title: "case", index: 1, cls: "id" }, { title: "label", index: 2, cls: "id" },
+        { title: shown(names.a) + " errors/n", index: 3, num: true },
+        { title: shown(names.b) + " errors/n", index: 4, num: true },
         { title: "B \u2212 A", index: 5, num: true }, { title: "conversations", cls: "open", value: function () { return "open \u203a"; } }
       ],
       filters: [{ title: "label", index: 2, name: "label" }, { title: "scenario", index: 0, name: "scenario", text: true }],
       open: function (i, tr) {
         var row = data.rows[i], scenario = data.scenarios[i];
-        var facts = [fact("case", row[1]), fact("label", row[2]), fact(names.a, row[3]), fact(names.b, row[4]),
+        var facts = [fact("case", row[1]), fact("label", row[2]), fact(shown(names.a), row[3]), fact(shown(names.b), row[4]),
           fact("B \u2212 A", row[5])];
         var body = add(el("div"), legend()), side = el("div", "side");
-        add(side, el("h4", "col-head", "A: " + names.a), el("h4", "col-head", "B: " + names.b));
+        add(side, el("h4", "col-head", "A: " + shown(names.a)), el("h4", "col-head", "B: " + shown(names.b)));
         var replicas = {};
         ["a", "b"].forEach(function (who) {
           scenario[who].forEach(function (conv) { (replicas[conv.replica] = replicas[conv.replica] || {})[who] = conv; });
@@ -369,14 +401,14 @@
                   timeline(conv.timeline, { turn: conv.turn, label: row[2] }));
                 add(card, details);
               } else {
-                add(card, el("p", "note", "No timeline: " + conv.no_timeline));
+                add(card, el("p", "note", "No timeline: " + shown(conv.no_timeline, RULE.sentence_limit)));
               }
               add(col, card);
             }
             add(side, col);
           });
         });
-        openDialog("Scenario " + row[0], facts, add(body, side), tr);
+        openDialog("Scenario " + shown(row[0]), facts, add(body, side), tr);
       }
     });
   }

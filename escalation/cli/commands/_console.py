@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from escalation.estimators.records import BLANK_LETTERS, NAME_LIMIT, SENTENCE_LIMIT, terminal_text
+
 __all__ = ["LIMIT", "NOT_A_TERMINAL", "SENTENCE_LIMIT", "Stop", "columns", "console", "json_text", "plain",
            "warning_line"]
 
@@ -31,13 +33,14 @@ class Stop(Exception):
 
 
 #: Most characters of one value from the input (a name, an id) that a command prints.
-LIMIT = 200
-#: Most characters of a sentence made with values from the input (a warning, a note).
-SENTENCE_LIMIT = 2000
+LIMIT = NAME_LIMIT
 
 
 def plain(value, limit: Optional[int] = LIMIT) -> str:
     """``value`` as plain one-line text: unprintable characters escaped, at most ``limit`` characters kept.
+
+    The terminal's form of the one rule for text from the input
+    (:func:`escalation.estimators.records.terminal_text`).
 
     Parameters
     ----------
@@ -53,19 +56,7 @@ def plain(value, limit: Optional[int] = LIMIT) -> str:
         Printable text (each escape stands for one character of ``value``), for ``typer.echo`` or
         :func:`console`. Its time is linear in ``limit``, whatever the length of ``value``.
     """
-    text = str(value)
-    if limit is None or len(text) <= limit:
-        return _escaped(text)
-    tail = limit // 4
-    return (f"{_escaped(text[:limit - tail])}...({len(text):,} characters in all)..."
-            f"{_escaped(text[len(text) - tail:])}")
-
-
-def _escaped(text: str) -> str:
-    """``text`` with every unprintable character as Python writes it in a string (``\\x1b``, ``\\u202e``)."""
-    if text.isprintable():  # line breaks, tabs, ESC, BEL, DEL, C1 controls, bidi overrides, surrogates are not
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return terminal_text(value, limit)
 
 
 #: Columns of output that is not a terminal (a file, a pipe, a CI log) when ``COLUMNS`` does not say: wide
@@ -133,9 +124,10 @@ def json_text(data) -> str:
     import orjson
 
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
-    if text.replace("\n", "").isprintable():
+    if text.replace("\n", "").isprintable() and BLANK_LETTERS.isdisjoint(text):
         return text
-    return "".join(c if c.isprintable() or c == "\n" else _json_escape(c) for c in text)
+    return "".join(c if (c.isprintable() and c not in BLANK_LETTERS) or c == "\n" else _json_escape(c)
+                   for c in text)
 
 
 def _json_escape(char: str) -> str:

@@ -53,7 +53,6 @@ with ``escalation score --format inspect`` and the reader's ``approval_escalatio
 from __future__ import annotations
 
 import math
-import re
 from typing import cast
 
 import pandas as pd
@@ -69,6 +68,7 @@ from escalation.estimators.records import (
     check_mode,
     inspect_sample_conversation,
     load_policy,
+    markdown_code,
     normalise_conversation,
 )
 from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_METHODS
@@ -92,9 +92,9 @@ def _nan_if_none(value) -> float:
 
 
 def _code(text: str) -> str:
-    """``text`` as a Markdown code span, shown as written whatever backticks it holds."""
-    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
-    return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
+    """``text`` as a Markdown code span that cannot be broken out of (the one rule of text from the input:
+    :func:`~escalation.estimators.records.markdown_code`; hidden characters shown, no line break)."""
+    return markdown_code(text)
 
 
 def _row(turns: str, score, reason: str, bold: bool = False) -> str:
