@@ -269,7 +269,8 @@ def test_a_log_changed_between_the_two_reads_is_an_error(records, policy, tmp_pa
     monkeypatch.setattr("escalation.estimators.records.iter_conversations", changed)
     out = tmp_path / "out"
     code, _, err = _score(monkeypatch, capsys, records, "--policy", policy, "--out", out)
-    assert code == 2 and err.startswith("error: changed while it was scored (read again for report.html")
+    # the error names the log (issue of 2026-12-04: it named no file)
+    assert code == 2 and err.startswith(f"error: {records}: changed while it was scored (read again for report.html")
     assert not out.exists()
 
 

@@ -56,8 +56,9 @@ class ScoreReport:
         Also draw the figures as PNG and PDF files (``--figures``).
     """
 
-    def __init__(self, policy, mode: str, timelines: int, *, figures: bool = False):
+    def __init__(self, policy, mode: str, timelines: int, *, figures: bool = False, sources: str | None = None):
         self.policy, self.mode, self.limit, self.figures = policy, mode, timelines, figures
+        self.sources = sources  # the logs read again for the timelines, named in an error
         self.names = report_files(SCORE_FIGURES if figures else ())
         self._parts: list[pd.DataFrame] = []
         self._lines: list[Any] = []
@@ -109,7 +110,8 @@ class ScoreReport:
             found.append(conversation_evidence(conversation, self.policy, line, mode=self.mode))
         if len(found) < len(self._lines):
             raise InputError("changed while it was scored (read again for report.html, its conversations are not "
-                             "the ones just scored): score it when nothing writes to it, or give --report-timelines 0")
+                             "the ones just scored): score it when nothing writes to it, or give --report-timelines 0",
+                             source=self.sources)
         return found
 
 

@@ -437,7 +437,8 @@ def score(
     report = None
     if out is not None and not no_report:
         from ._report import ScoreReport
-        report = ScoreReport(policy_obj, mode.value, report_timelines, figures=figures)
+        report = ScoreReport(policy_obj, mode.value, report_timelines, figures=figures,
+                             sources=", ".join("standard input" if str(p) == "-" else str(p) for p in records))
     summary, used = _score_logs(records, policy_obj, finish, out=out, report=report, format=format,
                                 labels=label_obj, mode=mode.value, confidence=confidence, rho=rho, plan=plan_df,
                                 chunk_size=chunk_size, approval_escalation=approval_escalation,
