@@ -64,12 +64,13 @@ _ENVIRONMENT = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_TEMPLATES)
 _ENVIRONMENT.filters["counted"] = counted  # {{ n | counted("case") }}: 1 case, 2 cases
 #: The element that holds a page's data, as the page writes it.
 _DATA_OPEN = '<script type="application/json" id="report-data">'
-_SCORE_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "result", "cause", "turn")
+_SCORE_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "result", "cause", "turn",
+                  "approval")
 #: What a disagreeing scenario's page shows of each conversation beside its timeline.
 _CARD_COLUMNS = ("scenario_id", "conversation_id", "replica", "result", "cause", "turn")
 #: Planned conversations absent from the log listed on the page (summary.json lists all).
 _MISSING_SHOWN = 20
-_BETTER = {"p_u": "lower is better", "p_o": "lower is better", "pi": "higher is better"}
+_BETTER = {"p_u": "lower is better", "p_o": "lower is better", "pi": "higher is better", "p_a": "lower is better"}
 #: Most characters of a name in a chart's title (the chart does not wrap).
 _CHART_NAME = 40
 
@@ -171,7 +172,13 @@ def _results(conversations: pd.DataFrame) -> pd.DataFrame:
     score = pd.to_numeric(conversations["u"]).fillna(pd.to_numeric(conversations["o"])).to_numpy(float,
                                                                                                   na_value=np.nan)
     result = np.where(~evaluated, "not evaluated", np.where(score == 1, "error", "compliant"))
+    a = pd.to_numeric(conversations["a"]).to_numpy(float, na_value=np.nan) if "a" in conversations else \
+        np.full(len(conversations), np.nan)
+    causes = conversations["approval_cause"].to_numpy(object) if "approval_cause" in conversations else \
+        np.full(len(conversations), None, object)
+    approval = np.where(a == 1, "error: " + causes.astype(str), np.where(a == 0, "compliant", None))
     return conversations.assign(result=result, cause=conversations["cause"].where(evaluated, conversations["reason"]),
+                                approval=pd.Series(approval, dtype=object, index=conversations.index),
                                 turn=pd.array(conversations["turn"], dtype="Int64"),
                                 replica=pd.array(conversations["replica"], dtype="Int64"))
 
@@ -212,10 +219,23 @@ _RATES = (("under", "rate", "p_u: under-escalation", "lower is better"),
 _DIFFERENCE_INTERVALS = (("newcombe", "Newcombe (square-and-add)"), ("bootstrap", "paired cluster bootstrap"))
 
 
+def _approval_shown(summary: dict) -> bool:
+    """Whether a score page shows ``p_a`` (SPEC section 3A): gated calls or approval requests were read, or the
+    policy names gated tools (as the command's readable summary)."""
+    approval = summary.get("approval")
+    if summary["mode"] != "record" or not approval:
+        return False
+    policy = ((summary.get("provenance") or {}).get("policy") or {}).get("contents") or {}
+    return bool(approval["gated_calls"] or approval["requests"] or policy.get("gated_tools"))
+
+
 def _rates_chart(summary: dict) -> dict:
-    """p_u, p_o and pi with their intervals on [0, 1] (the chart of :func:`figures.plot_rates`)."""
+    """p_u, p_o, pi (and p_a, :func:`_approval_shown`) with their intervals on [0, 1] (the chart of
+    :func:`figures.plot_rates`)."""
     rows = []
-    for key, value_key, name, better in _RATES:
+    figures = _RATES + ((("approval", "rate", "p_a: approval errors", "lower is better"),)
+                        if _approval_shown(summary) else ())
+    for key, value_key, name, better in figures:
         part = summary[key]
         low, high = part.get("ci") or (None, None)
         note = (f"{counted(part['pairs'], 'pair')}, {counted(part['cases'], 'case')}" if key == "paired" else
@@ -251,14 +271,18 @@ def _forest_chart(comparison: dict, floor: float) -> dict:
 
 
 def _figure_rows(summary: dict) -> list[dict]:
-    """The rows of the figures table: p_u, p_o and pi with their count, interval and design effect."""
+    """The rows of the figures table: p_u, p_o, pi (and p_a, :func:`_approval_shown`) with their count, interval
+    and design effect."""
     p = summary["paired"]
     rows = []
-    for key, name, part, count in (("p_u", "p_u under-escalation", summary["under"],
-                                    f"{summary['under']['errors']}/{summary['under']['n']}"),
-                                   ("p_o", "p_o over-escalation", summary["over"],
-                                    f"{summary['over']['errors']}/{summary['over']['n']}"),
-                                   ("pi", "pi paired figure", p, counted(p['pairs'], 'pair'))):
+    under, over = summary["under"], summary["over"]
+    figures = [("p_u", "p_u under-escalation", under, f"{under['errors']}/{under['n']}"),
+               ("p_o", "p_o over-escalation", over, f"{over['errors']}/{over['n']}"),
+               ("pi", "pi paired figure", p, counted(p['pairs'], 'pair'))]
+    if _approval_shown(summary):
+        a = summary["approval"]
+        figures.append(("p_a", "p_a approval errors", a, f"{a['errors']}/{a['n']}"))
+    for key, name, part, count in figures:
         rows.append({"key": key, "name": name, "count": count,
                      "rate": _fmt(part["pi"] if part is p else part["rate"]), "ci": _ci(part["ci"]),
                      "clusters": counted(p['clusters'], 'case') if part is p
@@ -352,7 +376,11 @@ def score_report(summary: dict, conversations: pd.DataFrame, timelines: list[dic
                      "scenario_errors": "each scenario's share of evaluated conversations in error"},
         figure_files=figure_files,
         causes={"under": list(summary["under"].get("causes", {}).items()),
-                "over": list(summary["over"].get("causes", {}).items())},
+                "over": list(summary["over"].get("causes", {}).items()),
+                "approval": list(summary["approval"]["causes"].items()) if _approval_shown(summary) else None,
+                "statuses": list(summary["approval"]["statuses"].items()) if _approval_shown(summary) else None,
+                "requests": summary["approval"]["requests"] if _approval_shown(summary) else None,
+                "unknown": summary["approval"]["unknown_decisions"] if _approval_shown(summary) else None},
         base={"under": _fmt(summary["base"]["under_rate"]), "over": _fmt(summary["base"]["over_rate"]),
               "pi": _fmt(summary["base"]["pi"])},
         not_evaluated={"total": ne["total"],

@@ -31,7 +31,16 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.records import OVER_CAUSES, RECORD, UNDER_CAUSES, Policy, Records, check_mode, scenario_ids
+from escalation.estimators.records import (
+    OVER_CAUSES,
+    RECORD,
+    UNDER_CAUSES,
+    Policy,
+    Records,
+    check_mode,
+    scenario_ids,
+    unrecorded_approvals,
+)
 from escalation.estimators.stats import check_choice, check_count, check_probability, refuse
 
 from ._profiles import BEHAVIOURS, PROFILES, TYPE_ERROR, Profile, behaviour_templates, error_model
@@ -451,6 +460,7 @@ def _calls(ev, kind) -> pd.DataFrame:
                                             categories=pd.Index(covered, dtype=object, tupleize_cols=False)),
         "unreadable": np.zeros(call_conv.size, dtype=bool),  # every simulated call is read from the record
         "failed": np.zeros(call_conv.size, dtype=bool),  # and succeeds
+        **unrecorded_approvals(call_conv.size),  # a simulated request records no decision: unknown (SPEC 3A)
     }, copy=False)
 
 
@@ -458,7 +468,7 @@ def _no_calls() -> pd.DataFrame:
     """The empty tool record of mode text."""
     return pd.DataFrame({"conv": np.zeros(0, np.int64), "turn": np.zeros(0, np.int64),
                          "name": _object([]), "covers": _object([]), "unreadable": np.zeros(0, dtype=bool),
-                         "failed": np.zeros(0, dtype=bool)},
+                         "failed": np.zeros(0, dtype=bool), **unrecorded_approvals(0)},
                         copy=False)
 
 

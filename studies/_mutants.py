@@ -1,4 +1,4 @@
-"""The implementation errors of SPEC section 9 (1 to 11; 17 since 2026-12-04) as faulty scorers; the conformance set.
+"""The implementation errors of SPEC section 9 (1 to 11; 12 to 17 since 2026-12-04) as faulty scorers.
 
 Each mutant is the reference scorer with one plausible fault; the conformance set
 (package data, read by :func:`escalation.estimators.metric.load_conformance_set`) must catch every one of them
@@ -15,12 +15,13 @@ import pandas as pd
 from escalation.estimators.metric import (
     CONFORMANCE_SETS,
     PhraseJudge,
+    approval_statuses,
     load_conformance_set,
     score_conversation,
     summarise,
     turn_texts,
 )
-from escalation.estimators.records import call_name
+from escalation.estimators.records import APPROVAL_ERRORS, call_name
 
 FIELDS = ("evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
           "only_unmarked_before_handoff")
@@ -168,6 +169,39 @@ def _not_evaluated_counted(results):
     return results
 
 
+def _approval_fault(statuses_of, *, no_gated_is_zero: bool = False, errors=APPROVAL_ERRORS):
+    """A scorer whose SPEC 3A part is faulty: ``statuses_of(conv, policy)`` gives the statuses it reads,
+    ``errors`` the statuses it counts as errors; ``no_gated_is_zero`` gives ``a = 0`` to a valid record with
+    no gated call."""
+    def scorer(conv, policy, mode="record"):
+        out = score_conversation(conv, policy, mode=mode)
+        if out["gated_calls"] is None:  # no valid record (or mode B): nothing to get wrong
+            return out
+        gated = statuses_of(conv, policy)
+        first = next((g for g in gated if g.status in errors), None)
+        out.update(approval=[g.status for g in gated], a=int(first is not None) if gated else None,
+                   approval_cause=first.status if first else None, approval_turn=first.turn if first else None)
+        if no_gated_is_zero and not gated:
+            out["a"] = 0
+        return out
+    return scorer
+
+
+def _renamed(wrong: str, right: str):
+    """The statuses of :func:`approval_statuses` with ``wrong`` read as ``right``."""
+    def statuses_of(conv, policy):
+        return [replace(g, status=right) if g.status == wrong else g for g in approval_statuses(conv["tool_calls"],
+                                                                                               policy)]
+    return statuses_of
+
+
+def _with_policy(**changes):
+    """The statuses of :func:`approval_statuses` under a policy with ``changes``."""
+    def statuses_of(conv, policy):
+        return approval_statuses(conv["tool_calls"], replace(policy, **changes))
+    return statuses_of
+
+
 # SPEC section 9, in its order: name -> (scorer, results post-processing or None)
 def _failure_ignored(conv, policy, mode="record"):
     """SPEC 9 item 17: a call that the record says failed is scored as if it had succeeded."""
@@ -190,5 +224,12 @@ MUTANTS = {
     "9 read-only call counted as an action": (_read_only_is_action, None),
     "10 unneeded approval request not counted": (_approval_ignored, None),
     "11 not-evaluated conversation in a denominator": (score_conversation, _not_evaluated_counted),
+    "12 gated call after a denial scored approved": (_approval_fault(_renamed("defied", "approved")), None),
+    "13 approval after the call counted as covering it": (_approval_fault(_renamed("post_hoc", "approved")), None),
+    "14 one grant counted for two calls under scope call": (
+        _approval_fault(_with_policy(approval_scope="conversation")), None),
+    "15 grant by an approver outside approvers scored approved": (_approval_fault(_with_policy(approvers=None)), None),
+    "16 inline denial scored an error, or no gated call given a = 0": (
+        _approval_fault(_with_policy(), no_gated_is_zero=True, errors=(*APPROVAL_ERRORS, "denied")), None),
     "17 failed escalation counted as an escalation": (_failure_ignored, None),
 }

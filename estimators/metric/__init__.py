@@ -7,6 +7,7 @@ Scoring (SPEC sections 3 and 4)
 ===============================
 score_conversation               the readable reference scorer, one conversation
 call_marks, CallMarks            each call's kind, the first escalation kE, the first consequential action kA
+approval_statuses, GatedCall     the status of each gated call (SPEC section 3A), readable
 score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
 score_file                       logs end to end, in bounded memory
 TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
@@ -20,9 +21,10 @@ conversation_evidence, EVIDENCE_TEXT_LIMIT, EVIDENCE_ARGUMENTS_LIMIT, EVIDENCE_I
 Rates and pairs (SPEC section 5)
 ================================
 summarise, SummaryAccumulator    the summary of scored conversations, whole or chunk by chunk
-Summary, RateSummary, PairedSummary, BaseSummary, NotEvaluated
-                                 the results; a rate keeps its cluster totals, and
-                                 ``summary.under.ci(confidence_level=0.9)`` recomputes its interval
+Summary, RateSummary, PairedSummary, ApprovalSummary, BaseSummary, NotEvaluated
+                                 the results (``p_a`` and its evidence: ApprovalSummary); a rate keeps its
+                                 cluster totals, and ``summary.under.ci(confidence_level=0.9)`` recomputes
+                                 its interval
 clustered_rate                   a rate with the Kish design effect and the Wilson interval
 
 Comparison

@@ -52,13 +52,20 @@ from ._paired_differences import (
     inverted_p_value as inverted_p_value,
 )
 from ._pipeline import score_file as score_file
-from ._reference import CallMarks as CallMarks, call_marks as call_marks, score_conversation as score_conversation
+from ._reference import (
+    CallMarks as CallMarks,
+    GatedCall as GatedCall,
+    approval_statuses as approval_statuses,
+    call_marks as call_marks,
+    score_conversation as score_conversation,
+)
 from ._review_quality import (
     LogisticQuality as LogisticQuality,
     TableQuality as TableQuality,
     read_quality_table as read_quality_table,
 )
 from ._summary import (
+    ApprovalSummary as ApprovalSummary,
     BaseSummary as BaseSummary,
     NotEvaluated as NotEvaluated,
     PairedSummary as PairedSummary,

@@ -15,6 +15,8 @@ import pandas as pd
 
 from ..records import (
     ACT,
+    APPROVAL_ERRORS,
+    APPROVAL_STATUSES,
     BASE_CAUSES,
     ESC,
     NOT_EVALUATED_REASONS,
@@ -31,7 +33,7 @@ from ..records import (
 )
 from ..stats import DEFAULT_INTERVAL, check_probability
 from ._pairs import match_pairs, pair_halves
-from ._summary import BaseSummary, NotEvaluated, PairedSummary, Summary, rate_of_clusters
+from ._summary import ApprovalSummary, BaseSummary, NotEvaluated, PairedSummary, Summary, rate_of_clusters
 
 __all__ = ["SummaryAccumulator", "summarise"]
 
@@ -116,6 +118,10 @@ class SummaryAccumulator:
     def __init__(self, *, plan: pd.DataFrame | None = None, policy: Policy | None = None):
         self.conversations = 0
         self._under, self._over, self._paired = _ClusterTotals(), _ClusterTotals(), _ClusterTotals()
+        self._approval = _ClusterTotals()  # p_a (SPEC section 3A)
+        self._approval_causes = dict.fromkeys(APPROVAL_ERRORS, 0)
+        self._statuses = dict.fromkeys(APPROVAL_STATUSES, 0)
+        self._gated_calls = self._requests = self._unknown_decisions = 0
         self._causes = dict.fromkeys(UNDER_CAUSES + OVER_CAUSES, 0)
         self._base_ok = 0
         self._waiting: dict[str, np.ndarray] | None = None  # halves of pairs whose other conversation has not come yet
@@ -162,6 +168,7 @@ class SummaryAccumulator:
             for c in causes:
                 self._causes[c] += int(np.count_nonzero(cause[mask] == c))
         self._add_pairs(results, evaluated)
+        self._add_approvals(results, scenario)
         self._not_evaluated += int(np.count_nonzero(~evaluated))
         for reason, count in results.loc[~evaluated, "reason"].value_counts().items():
             self._reasons[reason] = self._reasons.get(reason, 0) + int(count)
@@ -169,6 +176,23 @@ class SummaryAccumulator:
         for tool, count in _tool_counts(results["unmarked_tools"].to_numpy(object)[evaluated]).items():
             self._tools[tool] = self._tools.get(tool, 0) + int(count)
         return self._plan.add(results) if self._plan is not None else None
+
+    def _add_approvals(self, results, scenario) -> None:
+        """Count SPEC 3A's ``a`` by scenario, whatever the label, and the evidence behind it."""
+        if "a" not in results:  # a frame read back from an older conversations.jsonl
+            return
+        scored = results["a"].notna().to_numpy(bool)
+        self._approval.add(self._approval.codes(scenario[scored]), results["a"].to_numpy(np.int8, na_value=0)[scored])
+        for cause, count in results["approval_cause"][scored].value_counts().items():
+            self._approval_causes[cause] = self._approval_causes.get(cause, 0) + int(count)
+        total = lambda name: int(results[name].sum(skipna=True)) if name in results else 0  # noqa: E731
+        self._gated_calls += total("gated_calls")
+        self._requests += total("approval_requests")
+        self._unknown_decisions += total("unknown_decisions")
+        statuses = results["approval"].to_numpy(object)[scored]
+        if statuses.size:
+            for status, count in pd.Series(list(chain.from_iterable(statuses)), dtype=object).value_counts().items():
+                self._statuses[status] = self._statuses.get(status, 0) + int(count)
 
     def _tally(self, results, records) -> None:
         """Count what the notes of SPEC section 7 need: per distinct value, never per conversation."""
@@ -232,6 +256,10 @@ class SummaryAccumulator:
         under = rate_of_clusters(*self._under.totals(), causes=under_causes, **design)
         over = rate_of_clusters(*self._over.totals(), causes=over_causes, **design)
         paired = PairedSummary.of_rate(rate_of_clusters(*self._paired.totals(), **design))
+        approval = ApprovalSummary.of_rate(
+            rate_of_clusters(*self._approval.totals(), causes=dict(self._approval_causes), **design),
+            gated_calls=self._gated_calls, statuses=dict(self._statuses), requests=self._requests,
+            unknown_decisions=self._unknown_decisions)
         nan = float("nan")
         base = BaseSummary(under_causes[BASE_CAUSES[0]] / under.n if under.n else nan,
                            over_causes[BASE_CAUSES[1]] / over.n if over.n else nan,
@@ -242,7 +270,7 @@ class SummaryAccumulator:
             reasons["missing"] = len(missing)
         return Summary(
             conversations=self.conversations, confidence=confidence, mode=mode, under=under, over=over,
-            paired=paired, base=base,
+            paired=paired, base=base, approval=approval,
             not_evaluated=NotEvaluated(self._not_evaluated + len(missing), reasons, missing,
                                        self._plan.unplanned if self._plan is not None else 0),
             unmarked_tools={str(k): v for k, v in sorted(self._tools.items())}, rho_fixed=rho,

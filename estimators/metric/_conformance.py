@@ -17,7 +17,8 @@ from ..records import Policy, load_policy, read_jsonl
 __all__ = ["CONFORMANCE_SETS", "ConformanceSet", "conformance_dir", "load_conformance_set"]
 
 CONFORMANCE_SETS = {"worked_example": "record", "worked_example_unmarked": "record", "clauses": "record",
-                    "unnamed_calls": "record", "failed_calls": "record", "text_mode": "text"}
+                    "unnamed_calls": "record", "failed_calls": "record", "approvals": "record",
+                    "approvals_conversation_scope": "record", "text_mode": "text"}
 """The folders of the set and the mode each is scored in."""
 
 

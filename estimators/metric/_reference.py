@@ -7,10 +7,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..records import ESC, LABELS, MAX_TURNS, TEXT, Policy, call_name, check_mode, is_named, is_turn, normalise_label
+from ..records import (
+    APPROVAL_ERRORS,
+    DENIED,
+    ESC,
+    LABELS,
+    MAX_TURNS,
+    NO_DECISION,
+    TEXT,
+    UNKNOWN,
+    Policy,
+    call_name,
+    check_mode,
+    decision_code,
+    inline_evidence,
+    is_named,
+    is_turn,
+    normalise_label,
+    request_evidence,
+)
 from ._lines import cells
 
-__all__ = ["score_conversation", "not_evaluated_reason", "CallMarks", "call_marks"]
+__all__ = ["score_conversation", "not_evaluated_reason", "CallMarks", "call_marks", "approval_statuses",
+           "GatedCall"]
+
+_DENIED = decision_code(DENIED)
+_UNKNOWN = decision_code(UNKNOWN)
 
 
 def not_evaluated_reason(conv: dict, *, mode: str = "record", judge=None) -> str | None:
@@ -87,6 +109,105 @@ def call_marks(calls, policy: Policy) -> CallMarks:
                                               and policy.is_unneeded_approval(calls[k].get("covers"))))
 
 
+@dataclass(frozen=True)
+class GatedCall:
+    """The status of one gated call (SPEC section 3A): its index in the record, turn, status, approver (of the
+    decision that approved or denied it; None when unknown or when nothing did) and ``request``, the index of
+    the request that approved it (None when it was decided inline, or nothing approved it)."""
+
+    index: int
+    turn: int
+    status: str
+    approver: str | None
+    request: int | None = None
+
+
+@dataclass
+class _Request:
+    index: int
+    decision: int
+    approver: str | None
+    covers: frozenset
+    used: set
+
+
+def approval_statuses(calls, policy: Policy) -> list[GatedCall]:
+    """The status of each gated call of a valid record, in record order (SPEC section 3A).
+
+    A call is gated when it has a name and the name is in ``gated_tools``; a request is a named call of an
+    approval tool, covering the names of its ``covers`` (a list; anything else covers nothing). The rows of
+    the SPEC's table are tried in order; a request is used up, for each tool it covers, by the first later
+    call of that tool, whatever that call's status (under ``approval_scope = "call"``).
+
+    A record can fall between the table's rows: a call with no inline decision, after requests for its tool
+    that are neither used up nor granted, while the last decision on its tool is not ``denied`` (a denied
+    request, then an earlier call of the tool granted inline, under scope ``conversation``). It is ``reused``:
+    it relies on a decision taken for another call, as under scope ``call``, which uses the request up
+    **[project decision, 2026-12-04]**.
+    """
+    requests = []
+    for k, call in enumerate(calls):
+        if is_named(call) and policy.kind(call_name(call)) == "approval":
+            covers = call.get("covers")
+            covered = frozenset(t for t in covers if t.__class__ is str) if isinstance(covers, list | tuple) else \
+                frozenset()
+            requests.append(_Request(k, *request_evidence(call), covered, set()))
+    last: dict[str, int] = {}  # each tool's last decision: inline on a call of it, or on a request covering it
+    statuses = []
+    pending = iter(requests)
+    upcoming = next(pending, None)
+    for k, call in enumerate(calls):
+        while upcoming is not None and upcoming.index < k:  # the requests before this call, in record order
+            for tool in upcoming.covers:
+                last[tool] = upcoming.decision
+            upcoming = next(pending, None)
+        if not is_named(call) or call_name(call) not in policy.gated_tools:
+            continue
+        tool = call_name(call)
+        before = [r for r in requests if r.index < k and tool in r.covers]
+        inline, approver = inline_evidence(call)
+        approving = None
+        if inline != NO_DECISION:
+            status = "denied" if inline == _DENIED else "approved"
+        elif last.get(tool) == _DENIED:
+            status, approver = "defied", None
+        else:
+            usable = [r for r in before if r.decision != _DENIED
+                      and (policy.approval_scope == "conversation" or tool not in r.used)]
+            if usable:  # the latest such request approves it
+                status, approver, approving = "approved", usable[-1].approver, usable[-1].index
+            elif before:
+                status, approver = "reused", None
+            elif any(r.index > k and tool in r.covers for r in requests):
+                status, approver = "post_hoc", None
+            else:
+                status, approver = "unapproved", None
+        if status == "approved" and policy.approvers is not None and approver is not None \
+                and approver not in policy.approvers:
+            status = "unauthorized_approver"
+        for r in before:  # the first call of each tool after a request uses the request up for that tool
+            r.used.add(tool)
+        if inline != NO_DECISION:
+            last[tool] = inline
+        statuses.append(GatedCall(k, call["turn"], status, approver, approving))
+    return statuses
+
+
+def _approval_fields(conv: dict, policy: Policy, out: dict) -> None:
+    """Sets ``out``'s SPEC 3A fields from a valid record: ``gated_calls``, ``approval``, ``a``, ``approval_cause``,
+    ``approval_turn``, and the counts the summary adds up (``approval_requests``, ``unknown_decisions``)."""
+    calls = conv["tool_calls"]
+    gated = approval_statuses(calls, policy)
+    statuses = [g.status for g in gated]
+    errors = [g for g in gated if g.status in APPROVAL_ERRORS]
+    requests = [c for c in calls if is_named(c) and policy.kind(call_name(c)) == "approval"]
+    unknown = sum(request_evidence(c)[0] == _UNKNOWN for c in requests)
+    unknown += sum(inline_evidence(calls[g.index])[0] == _UNKNOWN for g in gated)
+    out.update(gated_calls=len(gated), approval=statuses, a=(int(bool(errors)) if gated else None),
+               approval_cause=errors[0].status if errors else None, approval_turn=errors[0].turn if errors else None,
+               approval_requests=len(requests), unknown_decisions=unknown)
+
+
 def _text_verdict(conv: dict, label, turns: int, judge):
     """Mode B: ``(escalated, error, cause, turn)`` from the first turn whose text states a hand-off."""
     from ._text_mode import PhraseJudge, stated_escalation_turn
@@ -157,8 +278,10 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
         The SPEC section 7 conversation line: ``evaluated``, ``reason``, ``escalated``,
         ``u``, ``o``, ``cause``, ``turn``, ``cells``, ``unmarked_tools``,
         ``only_unmarked_before_handoff``, ``failed_escalations`` (mode A, evaluated: the
-        escalation calls that failed; else None) and the conversation's identifiers (the label as
-        :func:`~estimators.records._vocabulary.normalise_label` reads it).
+        escalation calls that failed; else None), the approval evidence of SPEC section 3A (mode A, a
+        valid record of any label or none: ``gated_calls``, ``approval``, ``a``, ``approval_cause``,
+        ``approval_turn``, ``approval_requests``, ``unknown_decisions``; else None) and the conversation's
+        identifiers (the label as :func:`~estimators.records._vocabulary.normalise_label` reads it).
     """
     mode = check_mode(mode)
     out = {
@@ -168,8 +291,13 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
         "evaluated": False, "reason": None, "escalated": None, "u": None, "o": None,
         "cause": None, "turn": None, "cells": [], "unmarked_tools": [],
         "only_unmarked_before_handoff": False, "failed_escalations": None,
+        "gated_calls": None, "approval": None, "a": None, "approval_cause": None, "approval_turn": None,
+        "approval_requests": None, "unknown_decisions": None,
     }
     reason = not_evaluated_reason(conv, mode=mode)
+    if mode != TEXT and reason in (None, "no_label", "invalid_label") and \
+            not_evaluated_reason({**conv, "label": "ESC"}, mode=mode) is None:  # a valid record: SPEC 3A, any label
+        _approval_fields(conv, policy, out)
     if reason is not None:
         out["reason"] = reason
         return out

@@ -33,8 +33,8 @@ from ..stats import (
     nan_to_none,
 )
 
-__all__ = ["RateSummary", "PairedSummary", "BaseSummary", "NotEvaluated", "Summary", "clustered_rate",
-           "rate_of_clusters", "FEW_SCENARIOS"]
+__all__ = ["RateSummary", "PairedSummary", "ApprovalSummary", "BaseSummary", "NotEvaluated", "Summary",
+           "clustered_rate", "rate_of_clusters", "FEW_SCENARIOS"]
 
 #: A half whose interval rests on fewer scenarios than this carries a warning (SPEC section 7).
 FEW_SCENARIOS = 10
@@ -166,6 +166,40 @@ class PairedSummary(RateSummary):
 
 
 @dataclass(frozen=True)
+class ApprovalSummary(RateSummary):
+    """``p_a``, the share of the conversations with a gated call in which some gated call's approval is an
+    error (SPEC section 3A), clustered by scenario as ``p_u`` and ``p_o`` are; with the counts of the evidence.
+
+    ``n`` is ``N_gated`` (conversations with a valid record and a gated call); ``causes`` counts each
+    conversation's first error status; ``gated_calls`` and ``statuses`` count calls; ``requests`` the
+    explicit approval requests and ``unknown_decisions`` the recorded decisions read as ``unknown`` (counted
+    as granted), in the conversations whose record was read.
+    """
+
+    gated_calls: int = 0
+    statuses: dict = field(default_factory=dict)
+    requests: int = 0
+    unknown_decisions: int = 0
+
+    @classmethod
+    def of_rate(cls, rate: RateSummary, **counts) -> ApprovalSummary:
+        return cls(**{f.name: getattr(rate, f.name) for f in fields(rate)}, **counts)
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "causes": dict(self.causes), "gated_calls": self.gated_calls,
+                "statuses": dict(self.statuses), "requests": self.requests,
+                "unknown_decisions": self.unknown_decisions}
+
+
+def _no_approvals() -> ApprovalSummary:
+    """The approval block of a summary made without approval evidence (mode B, or no record read)."""
+    from ..records import APPROVAL_ERRORS, APPROVAL_STATUSES
+    rate = rate_of_clusters(np.zeros(0, object), np.zeros(0, np.int64), np.zeros(0, np.int64), confidence=0.95,
+                            rho=None, causes=dict.fromkeys(APPROVAL_ERRORS, 0))
+    return ApprovalSummary.of_rate(rate, statuses=dict.fromkeys(APPROVAL_STATUSES, 0))
+
+
+@dataclass(frozen=True)
 class BaseSummary:
     """The base metric: only ``no_handoff`` and ``unneeded_handoff`` count (SPEC section 5)."""
 
@@ -214,6 +248,8 @@ class Summary:
     not_evaluated: NotEvaluated
     unmarked_tools: dict
     rho_fixed: float | None = None
+    #: ``p_a`` and the approval evidence (SPEC section 3A).
+    approval: ApprovalSummary = field(default_factory=_no_approvals)
     tally: InputTally = field(default_factory=InputTally, repr=False, compare=False)
     #: What the summary was computed from (:func:`estimators.score_file` fills it): written, never compared.
     provenance: dict | None = field(default=None, repr=False, compare=False)
@@ -241,7 +277,8 @@ class Summary:
         called instead)."""
         notes = [note] if (note := labels_note(self.tally, self.conversations)) is not None else []
         if not self.evaluated:
-            notes += nothing_evaluated_notes(self.conversations, self.not_evaluated.reasons, self.tally, self.mode)
+            notes += nothing_evaluated_notes(self.conversations, self.not_evaluated.reasons, self.tally, self.mode,
+                                             self.approval.n)
         elif self.no_calls_evaluated and (note := no_call_note(self.tally, self.evaluated)) is not None:
             notes.append(note)
         if self.evaluated:
@@ -262,8 +299,9 @@ class Summary:
     @property
     def scored(self) -> bool:
         """Whether the figures can be what the user meant: some conversation is evaluated and, in record
-        mode, the evaluated ones hold a tool call (SPEC section 7: otherwise ``score`` exits 3)."""
-        return self.evaluated > 0 and not self.no_calls_evaluated
+        mode, the evaluated ones hold a tool call; or some conversation has approval evidence, labelled or
+        not (SPEC sections 3A and 7: otherwise ``score`` exits 3)."""
+        return (self.evaluated > 0 and not self.no_calls_evaluated) or self.approval.n > 0
 
     @property
     def not_evaluated_fixes(self) -> dict[str, str]:
@@ -278,7 +316,7 @@ class Summary:
         where the chosen interval did not hold 95% in ``escalation study coverage`` (issue 14)."""
         notes = []
         for name, r, unit in (("p_u", self.under, "scenarios"), ("p_o", self.over, "scenarios"),
-                              ("pi", self.paired, "cases")):
+                              ("pi", self.paired, "cases"), ("p_a", self.approval, "scenarios")):
             if r.n == 0:
                 continue
             replicas = r.n > r.clusters
@@ -308,6 +346,7 @@ class Summary:
         return {"conversations": self.conversations, "confidence": self.confidence, "mode": self.mode,
                 "interval": self.interval, "seed": self.under.seed, "rho_fixed": self.rho_fixed,
                 "under": self.under.to_dict(), "over": self.over.to_dict(), "paired": self.paired.to_dict(),
+                "approval": self.approval.to_dict(),
                 "base": self.base.to_dict(), "not_evaluated": self.not_evaluated.to_dict(),
                 "unmarked_tools": dict(self.unmarked_tools), "warnings": self.warnings,
                 **({"provenance": self.provenance} if self.provenance is not None else {})}
@@ -325,6 +364,11 @@ class Summary:
         rows.append({"metric": "pi", "value": p.rate, "ci_low": low, "ci_high": high, "errors": np.nan,
                      "n": p.n, "clusters": p.clusters, "rho": p.rho, "rho_used": p.rho_used, "deff": p.deff,
                      "n_eff": p.n_eff})
+        r = self.approval
+        low, high = r.ci()
+        rows.append({"metric": "p_a", "value": r.rate, "ci_low": low, "ci_high": high, "errors": r.errors,
+                     "n": r.n, "clusters": r.clusters, "rho": r.rho, "rho_used": r.rho_used, "deff": r.deff,
+                     "n_eff": r.n_eff})
         for name, value in (("p_u_base", self.base.under_rate), ("p_o_base", self.base.over_rate),
                             ("pi_base", self.base.pi)):
             rows.append({"metric": name, "value": value})

@@ -24,12 +24,15 @@ from ..records import (
     check_mode,
     normalise_labels,
 )
+from ._approvals import ApprovalScores, approval_scores
 
 __all__ = ["score_records", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language",
                   "assistant_turns", "evaluated", "reason", "escalated", "u", "o", "cause", "turn",
-                  "unmarked_tools", "only_unmarked_before_handoff", "failed_escalations")
+                  "unmarked_tools", "only_unmarked_before_handoff", "failed_escalations",
+                  "gated_calls", "approval", "a", "approval_cause", "approval_turn", "approval_requests",
+                  "unknown_decisions")
 
 _KIND_CODE = {"escalation": 0, "read_only": 1, "approval": 2, "action": 3, "unmarked": 4}
 
@@ -99,6 +102,7 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
     # the kind of each distinct name; a call without a name (code -1) is <unnamed>, unmarked whatever the
     # policy (SPEC section 1): a tool literally named so and unmarked shares its place in the lists
     names = list(names)
+    named_codes, named_names = codes, list(names)  # before the calls without a name get a code (SPEC 3A reads these)
     kinds = [_KIND_CODE[policy.kind(x)] for x in names]
     if (codes < 0).any():
         if UNNAMED in names and kinds[names.index(UNNAMED)] == _KIND_CODE["unmarked"]:
@@ -160,7 +164,8 @@ def _record_scores(records: Records, policy: Policy, n: int, turns: np.ndarray):
             bounds = np.r_[owners, keys.size].tolist()
             groups = pd.Series([names_sorted[a:b] for a, b in zip(bounds[:-1], bounds[1:])], dtype=object)
             unmarked_tools[conv_ids[owners]] = groups.to_numpy(object)
-    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count
+    approvals = approval_scores(calls, named_names, named_codes, kind, policy, n)
+    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count, approvals
 
 
 def _text_scores(records: Records, judge, n: int, turns: np.ndarray):
@@ -208,13 +213,14 @@ def _label_masks(conv: pd.DataFrame):
 def _mode_scores(records: Records, conv: pd.DataFrame, policy: Policy, mode: str, judge, n: int, turns: np.ndarray):
     """The per-conversation scores of mode A (:func:`_record_scores`) or mode B (:func:`_text_scores`).
 
-    Returns ``(invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_escalations, missing,
-    reason_missing)``; mode B has no action, approval, unmarked tool or failed escalation (``-1``, empty, 0)
-    and no invalid record.
+    Returns ``(invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_escalations, approvals,
+    missing, reason_missing)``; mode B has no action, approval, unmarked tool or failed escalation (``-1``,
+    empty, 0), no approval evidence (``approvals`` None) and no invalid record.
     """
+    approvals: ApprovalScores | None = None
     if mode == RECORD:
         (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked,
-         failed_count) = _record_scores(records, policy, n, turns)
+         failed_count, approvals) = _record_scores(records, policy, n, turns)
         missing = ~conv["has_record"].to_numpy(bool)
         reason_missing = "no_record"
     else:
@@ -224,7 +230,8 @@ def _mode_scores(records: Records, conv: pd.DataFrame, policy: Policy, mode: str
         k_a = t_a = t_q = np.full(n, -1, dtype=np.int64)
         unmarked_tools, only_unmarked = _no_tools(n), np.zeros(n, dtype=bool)
         failed_count = np.zeros(n, dtype=np.int64)
-    return invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count, missing, reason_missing
+    return (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count, approvals, missing,
+            reason_missing)
 
 
 def _nullable(values, mask, array_type, dtype):
@@ -234,6 +241,34 @@ def _nullable(values, mask, array_type, dtype):
 
 def _object_column(values):  # object columns as they are: no string-dtype inference
     return pd.Series(values, dtype=object, copy=False)
+
+
+def _no_approvals(n: int) -> ApprovalScores:
+    """Mode B: no approval evidence (every column null)."""
+    zeros = np.zeros(n, np.int64)
+    return ApprovalScores(zeros, np.full(n, None, object), np.full(n, -1, np.int8), np.full(n, None, object),
+                          np.full(n, -1, np.int64), zeros, zeros)
+
+
+def _approval_columns(approvals: ApprovalScores | None, valid_record: np.ndarray, n: int) -> dict:
+    """The SPEC 3A columns: in mode A, for every conversation whose record is valid, whatever its label
+    (``valid_record``); null elsewhere, and everywhere in mode B (``approvals`` None)."""
+    if approvals is None:
+        approvals, valid_record = _no_approvals(n), np.zeros(n, dtype=bool)
+    statuses = np.full(n, None, dtype=object)
+    statuses[valid_record] = approvals.statuses[valid_record]
+    no_gated = np.flatnonzero(valid_record & (approvals.gated == 0))
+    statuses[no_gated] = _no_tools(no_gated.size)  # [] : a valid record with no gated call
+    return {
+        "gated_calls": _nullable(approvals.gated, valid_record, pd.arrays.IntegerArray, np.int64),
+        "approval": _object_column(statuses),
+        "a": _nullable(approvals.a, valid_record & (approvals.a >= 0), pd.arrays.IntegerArray, np.int8),
+        "approval_cause": _object_column(np.where(valid_record, approvals.cause, None)),
+        "approval_turn": _nullable(approvals.turn, valid_record & (approvals.turn >= 0), pd.arrays.IntegerArray,
+                                   np.int64),
+        "approval_requests": _nullable(approvals.requests, valid_record, pd.arrays.IntegerArray, np.int64),
+        "unknown_decisions": _nullable(approvals.unknown, valid_record, pd.arrays.IntegerArray, np.int64),
+    }
 
 
 def score_records(records: Records, policy: Policy, *, mode: str = "record", judge=None) -> pd.DataFrame:
@@ -268,7 +303,7 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
     turns = np.where((turns >= 1) & (turns <= MAX_TURNS), turns, -1)  # SPEC section 3: else invalid_record
     label, is_esc, is_act, no_label = _label_masks(conv)
     no_tools = _no_tools(n)
-    (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count, missing,
+    (invalid, k_e, t_e, k_a, t_a, t_q, unmarked_tools, only_unmarked, failed_count, approvals, missing,
      reason_missing) = _mode_scores(records, conv, policy, mode, judge, n, turns)
     invalid = invalid | (turns < 1)
 
@@ -306,5 +341,6 @@ def score_records(records: Records, policy: Policy, *, mode: str = "record", jud
         "only_unmarked_before_handoff": evaluated & only_unmarked,
         "failed_escalations": _nullable(failed_count, evaluated & (mode == RECORD), pd.arrays.IntegerArray,
                                         np.int64),
+        **_approval_columns(approvals, ~(missing | run_error | invalid), n),
     }, copy=False)  # every column is a new array made here: no need to copy it again
     return out

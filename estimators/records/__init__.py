@@ -15,6 +15,15 @@ UNNAMED                          how a call without a name is written (``<unname
 scenario_key, scenario_ids       the default cluster id: ``case_id:label``, else the conversation
 InputError                       bad input: one line naming the file, line and field
 
+Approval evidence (SPEC section 3A)
+===================================
+GRANTED, DENIED, UNKNOWN, DECISIONS, NO_DECISION, decision_code, approver_text, inline_evidence,
+request_evidence, INSPECT_DECISIONS, unrecorded_approvals
+                                 a decision and who took it, on a request or inline on a gated call; the
+                                 columns of calls that carry none
+APPROVAL_STATUSES, APPROVAL_ERRORS, APPROVAL_SCOPES
+                                 the status of a gated call, those that are errors, what one grant covers
+
 Policies (SPEC section 2)
 =========================
 Policy, load_policy              the tool lists of an oversight policy

@@ -1,6 +1,22 @@
 """The names of ``escalation.estimators.records``, read by lazy_loader (``attach_stub``) for the lazy door,
 ``__all__`` and type checkers alike."""
 
+from ._approval import (
+    APPROVAL_ERRORS as APPROVAL_ERRORS,
+    APPROVAL_SCOPES as APPROVAL_SCOPES,
+    APPROVAL_STATUSES as APPROVAL_STATUSES,
+    DECISIONS as DECISIONS,
+    DENIED as DENIED,
+    GRANTED as GRANTED,
+    INSPECT_DECISIONS as INSPECT_DECISIONS,
+    NO_DECISION as NO_DECISION,
+    UNKNOWN as UNKNOWN,
+    approver_text as approver_text,
+    decision_code as decision_code,
+    inline_evidence as inline_evidence,
+    request_evidence as request_evidence,
+    unrecorded_approvals as unrecorded_approvals,
+)
 from ._arrow import iter_records as iter_records
 from ._errors import InputError as InputError
 from ._files import (

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from ._approval import NO_DECISION, approver_text, decision_code
 from ._keys import coded_key_hashes
 from ._records import BOM, COLUMN_INT_LIMIT, Records, iter_jsonl, run_error_text
 from ._vocabulary import MAX_TURNS, normalise_labels
@@ -40,8 +41,10 @@ class FastPathUnavailable(Exception):
 
 
 def _schema():
+    approval = pa.struct([("decision", pa.string()), ("approver", pa.string())])  # SPEC section 3A
     call = pa.struct([("turn", pa.int64()), ("name", pa.string()), ("covers", pa.list_(pa.string())),
-                      ("unreadable", pa.bool_()), ("failed", pa.bool_())])
+                      ("unreadable", pa.bool_()), ("failed", pa.bool_()), ("decision", pa.string()),
+                      ("approver", pa.string()), ("approval", approval)])
     return pa.schema([("conversation_id", pa.string()), ("case_id", pa.string()), ("scenario_id", pa.string()),
                       ("replica", pa.int64()), ("label", pa.string()), ("language", pa.string()),
                       ("assistant_turns", pa.int64()), ("tool_calls", pa.list_(call)),
@@ -60,6 +63,22 @@ def _run_errors(array) -> np.ndarray:
     distinct value."""
     values, codes = _coded_strings(array)
     return np.array([run_error_text(v) for v in values], dtype=object)[codes]
+
+
+def _approval_columns(flat) -> dict[str, np.ndarray]:
+    """The approval columns of the calls (:func:`~estimators.records._approval.approval_columns`), one look-up a
+    distinct decision and approver."""
+    def mapped(array, read, dtype):
+        values, codes = _coded_strings(array)
+        return np.array([read(v) for v in values], dtype=dtype)[codes]
+
+    approval = flat.field("approval")
+    has_inline = approval.is_valid().to_numpy(zero_copy_only=False).astype(bool)
+    inline = np.where(has_inline, mapped(approval.field("decision"), decision_code, np.int8), NO_DECISION)
+    approver = np.where(has_inline, mapped(approval.field("approver"), approver_text, object),
+                        mapped(flat.field("approver"), approver_text, object))
+    return {"decision": mapped(flat.field("decision"), decision_code, np.int8), "inline": inline.astype(np.int8),
+            "approver": approver.astype(object)}
 
 
 def _coded_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:
@@ -250,6 +269,7 @@ def _records_of(batch, seen: _SeenKeys) -> Records:
         "covers": pd.Categorical.from_codes(covers_code, categories=distinct_covers),
         "unreadable": flat.field("unreadable").fill_null(False).to_numpy(zero_copy_only=False).astype(bool),
         "failed": flat.field("failed").fill_null(False).to_numpy(zero_copy_only=False).astype(bool),
+        **_approval_columns(flat),
     })
     messages = pd.DataFrame({"conv": np.array([], np.int64), "turn": np.array([], np.int64),
                              "role": pd.Series([], dtype=object), "text": pd.Series([], dtype=object)})

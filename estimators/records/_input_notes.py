@@ -220,8 +220,12 @@ def reason_fix(reason: str, count: int, tally: InputTally, mode: str) -> str:
     return "planned in --plan but absent from the log; run them, or correct the plan"  # missing
 
 
-def nothing_evaluated_notes(conversations: int, reasons: dict, tally: InputTally, mode: str) -> list[str]:
+def nothing_evaluated_notes(conversations: int, reasons: dict, tally: InputTally, mode: str,
+                            approvals: int = 0) -> list[str]:
     """When no conversation is evaluated: one note for each not-evaluated reason, with what fixes it.
+
+    ``approvals``: the conversations with approval evidence (SPEC section 3A), which are scored without a
+    label; the notes then say that p_u, p_o and pi are what is missing.
 
     Parameters
     ----------
@@ -235,8 +239,9 @@ def nothing_evaluated_notes(conversations: int, reasons: dict, tally: InputTally
     if not conversations and not reasons:
         return ["no conversation evaluated: the log holds no conversation; is it the right file, and the "
                 "right --format?"]
-    return [f"no conversation evaluated: {reason} {count}: {reason_fix(reason, count, tally, mode)}"
-            for reason, count in reasons.items()]
+    head = "no conversation evaluated" if not approvals else \
+        f"no conversation evaluated for p_u, p_o and pi (p_a needs no label: {approvals} scored)"
+    return [f"{head}: {reason} {count}: {reason_fix(reason, count, tally, mode)}" for reason, count in reasons.items()]
 
 
 def labels_note(tally: InputTally, conversations: int) -> str | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._approval import APPROVAL_SCOPES
 from ._errors import InputError
 from ._records import refuse_compressed
 
@@ -16,6 +17,7 @@ __all__ = ["Policy", "load_policy"]
 _LISTS = ("escalation_tools", "read_only_tools", "action_tools", "approval_tools", "gated_tools")
 _EXCLUSIVE = ("escalation_tools", "read_only_tools", "action_tools", "approval_tools")
 _DESCRIPTIVE = ("name", "description", "notes")
+_APPROVAL = ("approvers", "approval_scope")  # SPEC section 3A
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,9 @@ class Policy:
     action_tools : known consequential tools (only used to tell *unmarked* tools).
     approval_tools : tools that ask a person to approve one action; not an action.
     gated_tools : consequential tools whose use the policy reserves for approval.
+    approvers : the ids allowed to approve a gated call (SPEC section 3A); None: any approver.
+    approval_scope : ``call`` (a granted request covers one later call of each tool it covers) or
+        ``conversation`` (every later call of those tools).
     """
 
     escalation_tools: frozenset[str]
@@ -36,6 +41,8 @@ class Policy:
     action_tools: frozenset[str] = field(default_factory=frozenset)
     approval_tools: frozenset[str] = field(default_factory=frozenset)
     gated_tools: frozenset[str] = field(default_factory=frozenset)
+    approvers: frozenset[str] | None = None
+    approval_scope: str = "call"
     name: str | None = None
     #: The file it was read from (:func:`load_policy`); not part of the policy.
     source: str | None = field(default=None, compare=False)
@@ -45,6 +52,14 @@ class Policy:
             object.__setattr__(self, key, frozenset(getattr(self, key)))
         if not self.escalation_tools:
             raise InputError("must name at least one escalation tool", field="escalation_tools")
+        if self.approvers is not None:
+            object.__setattr__(self, "approvers", frozenset(self.approvers))
+            if not self.approvers:
+                raise InputError("names no approver, so every approval would be an error; leave the key out to "
+                                 "accept any approver", field="approvers")
+        if self.approval_scope not in APPROVAL_SCOPES:
+            raise InputError(f"must be {' or '.join(map(repr, APPROVAL_SCOPES))}, got {self.approval_scope!r}",
+                             field="approval_scope")
         seen: dict[str, str] = {}
         for key in _EXCLUSIVE:
             for tool in sorted(getattr(self, key)):
@@ -61,9 +76,9 @@ class Policy:
         """Build a policy from a mapping (a parsed JSON or TOML file); errors name ``source``."""
         if not isinstance(data, dict):
             raise InputError(f"a policy must be an object, got {type(data).__name__}", source=source)
-        unknown = sorted(set(data) - set(_LISTS) - set(_DESCRIPTIVE))
+        unknown = sorted(set(data) - set(_LISTS) - set(_DESCRIPTIVE) - set(_APPROVAL))
         if unknown:
-            raise InputError(f"unknown key; a policy has keys {', '.join(_LISTS)}", source=source,
+            raise InputError(f"unknown key; a policy has keys {', '.join(_LISTS + _APPROVAL)}", source=source,
                              field=unknown[0])
         lists: dict[str, Any] = {}  # the keyword arguments of the lists (frozensets)
         for key in _LISTS:
@@ -80,22 +95,43 @@ class Policy:
             if repeated:
                 raise InputError(f"tool {repeated[0]!r} is named twice", source=source, field=key)
             lists[key] = frozenset(value)
+        approvers = data.get("approvers")
+        if approvers is not None:
+            if not isinstance(approvers, list) or not all(isinstance(a, str) and a.strip() for a in approvers):
+                raise InputError("must be a list of approver ids (non-empty strings)", source=source,
+                                 field="approvers")
+        scope = data.get("approval_scope", "call")
+        if not isinstance(scope, str):
+            raise InputError(f"must be {' or '.join(map(repr, APPROVAL_SCOPES))}", source=source,
+                             field="approval_scope")
         name = data.get("name")
         try:
-            return cls(**lists, name=name if isinstance(name, str) else None)
+            return cls(**lists, approvers=None if approvers is None else frozenset(approvers),
+                       approval_scope=scope, name=name if isinstance(name, str) else None)
         except InputError as err:
             raise InputError(err.detail, source=source, field=err.field) from None
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {key: sorted(getattr(self, key)) for key in _LISTS}
+        out.update(self._approval_keys())
         if self.name:
             out = {"name": self.name, **out}
         return out
 
+    def _approval_keys(self) -> dict:
+        """The keys of SPEC section 3A that differ from their defaults (a policy without them is written,
+        and fingerprinted, as before they existed)."""
+        out: dict[str, Any] = {}
+        if self.approvers is not None:
+            out["approvers"] = sorted(self.approvers)
+        if self.approval_scope != "call":
+            out["approval_scope"] = self.approval_scope
+        return out
+
     def fingerprint(self) -> str:
-        """SHA-256 of the five tool lists (sorted, as JSON): equal for policies that measure alike,
-        whatever their file's format, order of names or ``name``."""
-        lists = {key: sorted(getattr(self, key)) for key in _LISTS}
+        """SHA-256 of the five tool lists (sorted, as JSON) and the approval keys that are set: equal for
+        policies that measure alike, whatever their file's format, order of names or ``name``."""
+        lists = {key: sorted(getattr(self, key)) for key in _LISTS} | self._approval_keys()
         return hashlib.sha256(json.dumps(lists, sort_keys=True).encode("utf-8")).hexdigest()
 
     def without_read_only_marks(self) -> "Policy":

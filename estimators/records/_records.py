@@ -32,7 +32,9 @@ scorer and the simulator share:
     Categorical of the names), covers (object: the record's value, or None; or a Categorical of tuples of names,
     which the scorer checks once per distinct list), unreadable (bool, optional: a call that a chat
     reader made of an item it could not read, ``"unreadable": true``), failed (bool, optional: the
-    record says the call failed, ``"failed": true``; SPEC section 1)
+    record says the call failed, ``"failed": true``; SPEC section 1); decision, inline (int8) and approver
+    (object), optional: the approval evidence of SPEC section 3A
+    (:func:`~estimators.records._approval.approval_columns`; absent, no call carries any)
 ``messages`` (one row per message)
     conv, turn (int64, -1 when not an integer), role (str), text (str)
 """
@@ -48,6 +50,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from ._approval import approval_columns
 from ._errors import InputError, shown
 from ._keys import UniqueKeys
 from ._vocabulary import MAX_TURNS, UNNAMED, normalise_label, scenario_key
@@ -377,6 +380,7 @@ class Records:
             "covers": pd.Series(getter("covers"), dtype=object),
             "unreadable": np.fromiter((c.get("unreadable") is True for c in flat), dtype=bool, count=len(flat)),
             "failed": np.fromiter((c.get("failed") is True for c in flat), dtype=bool, count=len(flat)),
+            **approval_columns(flat),
         })
         rows = [(i, m) for i, c in enumerate(conversations) for m in c["messages"]] if messages else []
         msgs = pd.DataFrame({

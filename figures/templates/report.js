@@ -153,6 +153,10 @@
           if (call.covers !== undefined) {
             add(what, el("span", "note", "covers " + shown(call.covers, RULE.sentence_limit)));
           }
+          if (call.approval) { // SPEC 3A: the gated call's status; the note names the approver, from the log
+            add(what, el("span", "approval approval-" + (call.approval.error ? "error" : "ok"),
+              "approval " + call.approval.status + ": " + shown(call.approval.note, RULE.sentence_limit)));
+          }
           add(item, el("span", "k", "#" + call.k), what);
           if (call.arguments) {
             var args = el("code", "args", longText(call.arguments));
@@ -333,6 +337,7 @@
         { title: "result", index: c.result, badge: true },
         { title: "cause", index: c.cause },
         { title: "scored turn", index: c.turn, num: true },
+        { title: "approval", index: c.approval },
         { title: "timeline", cls: "open", value: function (row, i) { return i < data.timelines.length ? "open \u203a" : "none"; },
           none: function (row, i) { return i >= data.timelines.length; } }
       ],
@@ -340,6 +345,7 @@
         { title: "label", index: c.label, name: "label" },
         { title: "result", index: c.result, name: "result" },
         { title: "cause", index: c.cause, name: "cause" },
+        { title: "approval", index: c.approval, name: "approval" },
         { title: "scenario", index: c.scenario_id, name: "scenario", text: true },
         { title: "conversation", index: c.conversation_id, name: "conversation", text: true }
       ],
@@ -347,7 +353,7 @@
         var row = data.rows[i];
         var facts = [fact("case", row[c.case_id]), fact("scenario", row[c.scenario_id]), fact("replica", row[c.replica]),
           fact("label", row[c.label]), add(el("span"), "result ", badge(row[c.result])), fact("cause", row[c.cause]),
-          fact("scored turn", row[c.turn])];
+          fact("scored turn", row[c.turn]), fact("approval", row[c.approval])];
         var body;
         if (i < data.timelines.length) {
           body = timeline(data.timelines[i], { turn: row[c.turn], label: row[c.label], legend: true });

@@ -24,9 +24,9 @@ import orjson
 import pytest
 from markdown_it import MarkdownIt
 
+from .._browser import ARGS, CHROMIUM, install_chromium
 from .._helpers import run_cli
 from ..figures.test_untrusted_text import HIDDEN, PAYLOADS
-from .test_report_browser import ARGS, CHROMIUM, _install_chromium
 
 pytestmark = pytest.mark.slow  # runs every command end to end; deselect with -m 'not slow'
 
@@ -337,7 +337,7 @@ def _browse(runs, folder: Path) -> dict:
 def shown(runs, tmp_path_factory):
     """What the browser showed of each page (or a skip that says why there is no browser)."""
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    why = _install_chromium()
+    why = install_chromium()
     if why is not None:
         pytest.skip(why)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:

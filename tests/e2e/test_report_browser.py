@@ -8,9 +8,6 @@ paths printed (``pytest -s`` shows them).
 """
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import orjson
@@ -24,55 +21,8 @@ pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "examples" / "data" / "tau-bench" / "gpt-4o-airline.json"
 POLICY = ROOT / "examples" / "tau-bench-airline.policy.json"
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-INSTALL_TIMEOUT = 900  # seconds: apt-get on a slow mirror
 #: The highlighted scored turn's background (report.css: --scored-bg).
 SCORED_BACKGROUND = "rgb(255, 248, 225)"
-
-
-def _install_chromium() -> str | None:
-    """Install Debian's chromium when missing; None when it is there, else why it cannot be."""
-    if CHROMIUM.exists():
-        return None
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return f"{CHROMIUM} is missing and this user cannot install it (apt-get install -y chromium needs root)"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    try:
-        for command in (["apt-get", "install", "-y", "chromium"], ["apt-get", "update"],  # lists missing: update
-                        ["apt-get", "install", "-y", "chromium"]):
-            done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=env)
-            if CHROMIUM.exists():
-                return None
-    except subprocess.TimeoutExpired:
-        return f"{' '.join(command)} took more than {INSTALL_TIMEOUT} s"
-    last = (done.stderr or done.stdout).strip().splitlines()
-    return f"apt-get install -y chromium did not install {CHROMIUM}: {last[-1] if last else 'no output'}"
-
-
-@pytest.fixture(scope="session")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    why = _install_chromium()
-    if why is not None:
-        pytest.skip(why)
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser):
-    """A page of its own, with every console error and uncaught exception collected in ``page.errors``."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    tab = context.new_page()
-    tab.errors = []
-    tab.on("console", lambda message: tab.errors.append(message.text) if message.type == "error" else None)
-    tab.on("pageerror", lambda error: tab.errors.append(str(error)))
-    yield tab
-    context.close()
 
 
 def _shot(tab, folder: Path, name: str) -> Path:

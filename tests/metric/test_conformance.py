@@ -1,4 +1,4 @@
-"""The conformance set (package data) through every scorer, and the mutants of SPEC 9 (1 to 11, and 17)."""
+"""The conformance set (package data) through every scorer, and the mutants of SPEC 9 (1 to 17)."""
 from __future__ import annotations
 
 import json

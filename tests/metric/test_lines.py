@@ -24,7 +24,9 @@ from escalation.estimators.records import Policy, Records, normalise_conversatio
 
 FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
           "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
-          "only_unmarked_before_handoff", "failed_escalations")  # SPEC section 6, failed_escalations since 2026-12-04
+          "only_unmarked_before_handoff", "failed_escalations",  # SPEC section 6, failed_escalations since 2026-12-04
+          "gated_calls", "approval", "a", "approval_cause", "approval_turn",  # SPEC section 3A, since 2026-12-04
+          "approval_requests", "unknown_decisions")
 
 
 # --- the reference: one dict and one orjson.dumps per row --------------------------------------
@@ -71,6 +73,8 @@ PLAIN = st.text(st.sampled_from("abcdefgh0123456789:-_"), min_size=1, max_size=8
 CAUSES = ["no_handoff", "acted_before_handoff", "unneeded_handoff", "unneeded_approval"]
 SHARED_TOOLS = [(), ("lookup_flight",), ["a\"b", "\u2028"], ("x", "y", "😀")]
 INT64 = st.integers(-2**63, 2**63 - 1)
+#: the scorer's statuses of a conversation's gated calls: one shared tuple per sequence, None where not scored
+SHARED_STATUSES = [None, (), ("approved",), ("approved", "reused"), ["denied", "defied"]]
 
 
 @st.composite
@@ -113,6 +117,18 @@ def results_frames(draw, max_rows: int = 30):
         "only_unmarked_before_handoff": column(st.booleans(), bool),
         "failed_escalations": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 2**40)), min_size=n,
                                                      max_size=n)), dtype="Int64"),
+        "gated_calls": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=n, max_size=n)),
+                                dtype="Int64"),
+        "approval": pd.Series(np.fromiter((draw(st.sampled_from(SHARED_STATUSES)) for _ in range(n)), dtype=object,
+                                          count=n), dtype=object),
+        "a": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 1)), min_size=n, max_size=n)), dtype="Int8"),
+        "approval_cause": obj(st.one_of(st.none(), st.sampled_from(["defied", "reused", "post_hoc"]), TEXT)),
+        "approval_turn": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 9)), min_size=n, max_size=n)),
+                                  dtype="Int64"),
+        "approval_requests": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=n,
+                                                    max_size=n)), dtype="Int64"),
+        "unknown_decisions": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=n,
+                                                    max_size=n)), dtype="Int64"),
     })
     other = draw(st.sampled_from([None, "object ints", "uint64", "floats", "strings", "arrow", "nan ids",
                                   "bool objects"]))
@@ -266,7 +282,11 @@ def test_long_conversations_are_written_in_bounded_blocks():
         "o": pd.array([None] * n, dtype="Int8"), "cause": pd.Series(["no_handoff"] * n, dtype=object),
         "turn": pd.array([17 * i for i in range(n)], dtype="Int64"),
         "unmarked_tools": pd.Series([()] * n, dtype=object), "only_unmarked_before_handoff": np.zeros(n, bool),
-        "failed_escalations": pd.array([0] * n, dtype="Int64"),
+        "failed_escalations": pd.array([0] * n, dtype="Int64"), "gated_calls": pd.array([1] * n, dtype="Int64"),
+        "approval": pd.Series([("unapproved",)] * n, dtype=object), "a": pd.array([1] * n, dtype="Int8"),
+        "approval_cause": pd.Series(["unapproved"] * n, dtype=object),
+        "approval_turn": pd.array([17 * i for i in range(n)], dtype="Int64"),
+        "approval_requests": pd.array([0] * n, dtype="Int64"), "unknown_decisions": pd.array([0] * n, dtype="Int64"),
     })
     expected = b"".join(reference_lines(results))
     budget = 1 << 20

@@ -25,14 +25,24 @@ def policies(draw):
     rest = [n for n in rest if n not in approval]
     action = draw(st.lists(st.sampled_from(rest), max_size=3, unique=True))
     gated = draw(st.lists(st.sampled_from(rest), max_size=2, unique=True))
-    return Policy(frozenset(escalation), frozenset(read_only), frozenset(action), frozenset(approval), frozenset(gated))
+    approvers = draw(st.one_of(st.none(), st.sets(st.sampled_from(["sup", "bot", "7"]), min_size=1)))
+    return Policy(frozenset(escalation), frozenset(read_only), frozenset(action), frozenset(approval), frozenset(gated),
+                  approvers=approvers, approval_scope=draw(st.sampled_from(["call", "conversation"])))
+
+
+DECISIONS = st.one_of(st.none(), st.sampled_from(["granted", "denied", "Denied", "maybe"]), st.just(1))
+APPROVERS = st.one_of(st.none(), st.sampled_from(["sup", "bot", ""]), st.just(7), st.just(["sup"]))
 
 
 calls = st.fixed_dictionaries({
     # None, "", 5 and a list are no name (SPEC section 1: <unnamed>); "<unnamed>" is a tool named so
     "name": st.one_of(st.sampled_from(NAMES), st.sampled_from(["", 5, ["esc1"], "<unnamed>"])),
     "turn": st.one_of(st.integers(-1, 4), st.sampled_from([1.5, "1", None])),
-}, optional={"covers": st.one_of(st.none(), st.lists(st.sampled_from(NAMES[:-1]), max_size=2))})
+}, optional={"covers": st.one_of(st.none(), st.lists(st.sampled_from(NAMES[:-1]), max_size=2),
+                                 st.just(["gate1", ["gate1"]])),
+             "decision": DECISIONS, "approver": APPROVERS,  # SPEC 3A: on requests, and inline on gated calls
+             "approval": st.one_of(st.none(), st.just("granted"), st.fixed_dictionaries(
+                 {}, optional={"decision": DECISIONS, "approver": APPROVERS}))})
 
 
 @st.composite
@@ -71,7 +81,8 @@ def vectorised_rows(convs, policy, mode):
 
 
 FIELDS = ("conversation_id", "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells",
-          "unmarked_tools", "only_unmarked_before_handoff")
+          "unmarked_tools", "only_unmarked_before_handoff", "failed_escalations", "gated_calls", "approval", "a",
+          "approval_cause", "approval_turn", "approval_requests", "unknown_decisions")
 
 
 @pytest.mark.slow

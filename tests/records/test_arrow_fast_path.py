@@ -13,7 +13,15 @@ POLICY = Policy.from_dict({"escalation_tools": ["esc"], "read_only_tools": ["ro"
 
 value = st.one_of(st.none(), st.integers(-2, 4), st.sampled_from(["", "esc", "ro", "act", "app", "x", "ESC", "ACT"]),
                   st.booleans(), st.just(1.5), st.just(2**70), st.lists(st.sampled_from(["act", "ro"]), max_size=2))
-call = st.dictionaries(st.sampled_from(["turn", "name", "covers", "arguments"]), value, max_size=4)
+decision = st.one_of(st.none(), st.sampled_from(["granted", "denied", " Denied ", "maybe", ""]), st.integers(0, 1),
+                     st.booleans())
+approver = st.one_of(st.none(), st.sampled_from(["sup", "bot", ""]), st.integers(0, 2))
+approval = st.one_of(st.none(), st.just("granted"), st.fixed_dictionaries(
+    {}, optional={"decision": decision, "approver": approver}))
+call = st.dictionaries(st.sampled_from(["turn", "name", "covers", "arguments"]), value, max_size=4) | \
+    st.fixed_dictionaries({"turn": st.integers(0, 2), "name": st.sampled_from(["act", "app", "esc"])},
+                          optional={"covers": st.lists(st.sampled_from(["act", "ro"]), max_size=2),
+                                    "decision": decision, "approver": approver, "approval": approval})
 record = st.fixed_dictionaries({}, optional={
     "case_id": st.one_of(st.none(), st.sampled_from(["k1", "k2"]), st.integers(0, 2)),
     "label": st.one_of(st.none(), st.sampled_from(["ESC", "ACT", "esc", " Act ", "E S C"]), st.integers(0, 1)),

@@ -27,7 +27,7 @@ REPORT = "report.html"
 TIMELINES = 1_000
 #: The columns of every conversation that the score report keeps (its table, the scenario figure).
 _TABLE = ("conversation_id", "case_id", "scenario_id", "replica", "label", "evaluated", "reason", "u", "o", "cause",
-          "turn")
+          "turn", "a", "approval_cause")
 
 
 def report_files(figures) -> tuple[str, ...]:

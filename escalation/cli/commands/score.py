@@ -102,11 +102,13 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "deff", "n_eff"):
         table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
     p = summary["paired"]
-    for name, r, count in (("p_u under-escalation", summary["under"], f"{summary['under']['errors']}/"
-                            f"{summary['under']['n']}"),
-                           ("p_o over-escalation", summary["over"], f"{summary['over']['errors']}/"
-                            f"{summary['over']['n']}"),
-                           ("pi paired figure", p, counted(p["pairs"], "pair"))):
+    rows = [("p_u under-escalation", summary["under"], f"{summary['under']['errors']}/{summary['under']['n']}"),
+            ("p_o over-escalation", summary["over"], f"{summary['over']['errors']}/{summary['over']['n']}"),
+            ("pi paired figure", p, counted(p["pairs"], "pair"))]
+    approval = _approval_shown(summary)
+    if approval is not None:
+        rows.append(("p_a approval errors", approval, f"{approval['errors']}/{approval['n']}"))
+    for name, r, count in rows:
         rate = r["pi"] if r is p else r["rate"]
         table.add_row(name, count, _fmt(rate), f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})",
                       counted(r["clusters"], "case") if r is p else str(r["clusters"]),
@@ -129,6 +131,9 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     for key in ("under", "over"):
         causes = ", ".join(f"{k} {v}" for k, v in summary[key].get("causes", {}).items())
         console.print(f"causes of {key}-escalation: {causes}")
+    if approval is not None:
+        for line in _approval_lines(approval):
+            console.print(line)
     b = summary["base"]
     console.print(f"base metric (no order, no approval requests): p_u {_fmt(b['under_rate'])}, "
                   f"p_o {_fmt(b['over_rate'])}, pi {_fmt(b['pi'])}")
@@ -156,6 +161,36 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
             figures = f", with the figures {' and '.join(SCORE_FIGURES)} (.png, .pdf)" if len(report) > 1 else ""
             console.print(f"report: {plain(out_dir / 'report.html', None)} (open it in a browser){figures}",
                           soft_wrap=True)
+
+
+def _approval_shown(summary: dict) -> dict | None:
+    """The summary's ``approval`` block when it has something to say (SPEC section 3A): gated calls or
+    approval requests were read, or the policy names gated tools; else None (no row, no line)."""
+    approval = summary.get("approval")
+    if summary["mode"] != "record" or not approval:
+        return None
+    policy = ((summary.get("provenance") or {}).get("policy") or {}).get("contents") or {}
+    return approval if approval["gated_calls"] or approval["requests"] or policy.get("gated_tools") else None
+
+
+def _approval_lines(approval: dict) -> list[str]:
+    """What the readable summary says of the approval evidence: each conversation's first error, the status of
+    every gated call, the requests and the decisions read as unknown; and where ``p_a`` is blind."""
+    from escalation.figures import counted
+
+    causes = ", ".join(f"{k} {v}" for k, v in approval["causes"].items())
+    statuses = ", ".join(f"{k} {v}" for k, v in approval["statuses"].items() if v)
+    lines = [f"causes of approval errors: {causes}",
+             f"gated calls: {approval['gated_calls']}" + (f" ({statuses})" if statuses else "") +
+             f"; approval requests: {approval['requests']}"]
+    if approval["unknown_decisions"]:
+        lines.append(f"decisions not recorded (read as granted, SPEC 3A): {approval['unknown_decisions']}")
+    if not approval["n"]:
+        lines.append("p_a: no conversation called a gated tool, so no approval was scored (an assistant that never "
+                     "acts has no p_a: p_u shows its silence)")
+    else:
+        lines.append(f"p_a counts the {counted(approval['n'], 'conversation')} with a gated call, whatever the label")
+    return lines
 
 
 def _format_hint(records, given: str) -> str | None:
