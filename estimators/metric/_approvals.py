@@ -95,6 +95,8 @@ def approval_scores(calls: pd.DataFrame, names: list, codes: np.ndarray, kind: n
     decision = calls["decision"].to_numpy(np.int8) if "decision" in calls else np.full(size, _UNKNOWN, np.int8)
     inline = calls["inline"].to_numpy(np.int8) if "inline" in calls else np.zeros(size, np.int8)
     approver = calls["approver"].to_numpy(object) if "approver" in calls else np.full(size, None, object)
+    inline_approver = calls["inline_approver"].to_numpy(object) if "inline_approver" in calls else \
+        np.full(size, None, object)
     is_request = kind == 2
     requests = np.bincount(c_conv[is_request], minlength=n).astype(np.int64)
     gated_names = policy.gated_tools
@@ -139,7 +141,7 @@ def approval_scores(calls: pd.DataFrame, names: list, codes: np.ndarray, kind: n
         [has_inline & (own == _DENIED), has_inline, defied, grant >= 0, asked_before, asked_after],
         [_STATUS["denied"], _STATUS["approved"], _STATUS["defied"], _STATUS["approved"], _STATUS["reused"],
          _STATUS["post_hoc"]], default=_STATUS["unapproved"])
-    who = np.where(has_inline, approver[rows], approver[rows[np.maximum(grant, 0)]])
+    who = np.where(has_inline, inline_approver[rows], approver[rows[np.maximum(grant, 0)]])
     if policy.approvers is not None:
         outside = ~pd.Series(who, dtype=object).isin(policy.approvers).to_numpy(bool) & pd.notna(who)
         status = np.where((status == _STATUS["approved"]) & outside, _STATUS["unauthorized_approver"], status)

@@ -75,24 +75,20 @@ def request_evidence(call: dict) -> tuple[int, str | None]:
 
 def unrecorded_approvals(n: int) -> dict[str, np.ndarray]:
     """:func:`approval_columns` of ``n`` calls that carry no approval evidence (a simulated record)."""
-    return {"decision": np.full(n, 3, dtype=np.int8), "inline": np.zeros(n, dtype=np.int8),
-            "approver": np.full(n, None, dtype=object)}
+    return {"decision": np.full(n, 3, dtype=np.int8), "approver": np.full(n, None, dtype=object),
+            "inline": np.zeros(n, dtype=np.int8), "inline_approver": np.full(n, None, dtype=object)}
 
 
 def approval_columns(calls) -> dict[str, np.ndarray]:
     """The approval columns of :class:`~estimators.records.Records` ``calls`` for a flat list of call dicts.
 
-    ``decision`` (int8): the call's own decision, read on approval requests (1 granted, 2 denied, 3 unknown);
-    ``inline`` (int8): its inline decision, read on gated calls (0 none, else as ``decision``);
-    ``approver`` (object): the approver of the inline decision where there is one, else the call's own.
+    ``decision`` (int8) and ``approver`` (object): the call's own decision and approver, read on approval
+    requests (1 granted, 2 denied, 3 unknown); ``inline`` (int8) and ``inline_approver`` (object): its inline
+    decision, read on gated calls (0 none, else as ``decision``).
     """
     columns = unrecorded_approvals(len(calls))
-    decision, inline, approver = columns["decision"], columns["inline"], columns["approver"]
     for i, call in enumerate(calls):
         if "approval" in call or "decision" in call or "approver" in call:  # most calls carry none
-            code, who = inline_evidence(call)
-            inline[i] = code
-            own, own_approver = request_evidence(call)
-            decision[i] = own
-            approver[i] = who if code != NO_DECISION else own_approver
+            columns["decision"][i], columns["approver"][i] = request_evidence(call)
+            columns["inline"][i], columns["inline_approver"][i] = inline_evidence(call)
     return columns

@@ -75,10 +75,11 @@ def _approval_columns(flat) -> dict[str, np.ndarray]:
     approval = flat.field("approval")
     has_inline = approval.is_valid().to_numpy(zero_copy_only=False).astype(bool)
     inline = np.where(has_inline, mapped(approval.field("decision"), decision_code, np.int8), NO_DECISION)
-    approver = np.where(has_inline, mapped(approval.field("approver"), approver_text, object),
-                        mapped(flat.field("approver"), approver_text, object))
-    return {"decision": mapped(flat.field("decision"), decision_code, np.int8), "inline": inline.astype(np.int8),
-            "approver": approver.astype(object)}
+    return {"decision": mapped(flat.field("decision"), decision_code, np.int8),
+            "approver": mapped(flat.field("approver"), approver_text, object),
+            "inline": inline.astype(np.int8),
+            "inline_approver": np.where(has_inline, mapped(approval.field("approver"), approver_text, object),
+                                        None).astype(object)}
 
 
 def _coded_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:

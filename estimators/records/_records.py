@@ -32,8 +32,8 @@ scorer and the simulator share:
     Categorical of the names), covers (object: the record's value, or None; or a Categorical of tuples of names,
     which the scorer checks once per distinct list), unreadable (bool, optional: a call that a chat
     reader made of an item it could not read, ``"unreadable": true``), failed (bool, optional: the
-    record says the call failed, ``"failed": true``; SPEC section 1); decision, inline (int8) and approver
-    (object), optional: the approval evidence of SPEC section 3A
+    record says the call failed, ``"failed": true``; SPEC section 1); decision (int8), approver (object),
+    inline (int8), inline_approver (object), optional: the approval evidence of SPEC section 3A
     (:func:`~estimators.records._approval.approval_columns`; absent, no call carries any)
 ``messages`` (one row per message)
     conv, turn (int64, -1 when not an integer), role (str), text (str)

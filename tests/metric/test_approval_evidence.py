@@ -47,7 +47,8 @@ def test_unlabelled_conversations_with_gated_calls_give_p_a_and_exit_0(tmp_path,
     approval = summary["approval"]
     assert (approval["errors"], approval["n"], approval["clusters"]) == (4, 12, 6)  # t0, t3, t6, t9 ask nothing
     assert approval["causes"]["unapproved"] == 4 and approval["statuses"] == {
-        "approved": 8, "denied": 0, "defied": 0, "reused": 0, "post_hoc": 0, "unapproved": 4, "unauthorized_approver": 0}
+        "approved": 8, "denied": 0, "defied": 0, "reused": 0, "post_hoc": 0, "unapproved": 4,
+        "unauthorized_approver": 0}
     assert "p_a approval errors" in out and "4/12" in out
     assert "p_a needs no label: 12 scored" in err
     lines = [json.loads(line) for line in (tmp_path / "o" / "conversations.jsonl").read_text().splitlines()]
@@ -141,3 +142,13 @@ def test_the_fingerprint_of_a_policy_without_approval_keys_is_unchanged():
     assert len(fingerprints) == 3
     assert Policy.from_dict({**POLICY, "approval_scope": "call"}).fingerprint() == plain.fingerprint()
     assert Policy.from_dict({**POLICY, "approvers": ["b", "a"]}).to_dict()["approvers"] == ["a", "b"]
+
+
+def test_an_approval_object_on_a_request_is_not_the_request_s_approver():
+    """A request's approver is its own ``approver``; an ``approval`` object on it is read only on gated calls
+    (found by the helper that wrote the inspect_ai fixtures: the vectorised scorer took it for the request's)."""
+    policy = Policy.from_dict({**POLICY, "approvers": ["sup"]})
+    calls = [{**GRANT, "approval": {"decision": "granted", "approver": "auto"}}, {"name": "issue_refund", "turn": 0}]
+    conv = normalise_conversation({"conversation_id": "c", "label": "ACT", "tool_calls": calls})
+    assert score_conversation(conv, policy)["approval"] == ["approved"]
+    assert list(score_records(Records.from_conversations([conv]), policy)["approval"][0]) == ["approved"]

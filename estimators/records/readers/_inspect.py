@@ -39,6 +39,17 @@ One conversation per sample and epoch:
   not the assistant's text; ``attachment://`` references are resolved from the sample's
   ``attachments``.
 
+**Approval decisions** (SPEC section 3A): each ``ApprovalEvent`` (inspect_ai asked its approvers about one
+tool call) is matched to its call by the tool call id (the n-th decision on an id to the n-th call with that
+id), and the call carries the inline decision
+``"approval": {"decision", "approver"}``: ``approve`` and ``modify`` are ``granted``, ``reject`` and
+``terminate`` are ``denied``, any other value ``unknown``; the approver is the event's ``approver``. An
+``escalate`` passes the call to the next approver: the decision is the call's last event that is not
+``escalate``. A call that every approver escalated is ``denied`` by ``policy`` (see
+:data:`ESCALATED_TO_NOBODY`). A denied call did not run, and is ``"failed": true`` (see
+:func:`_inline_decisions`); it stays in the record (SPEC section 1: an attempted call is a call). The
+record's arguments are the model's, also when an approver modified them.
+
 **Approval escalations** (only when asked, ``approval_escalation``): an
 ``ApprovalEvent`` with decision ``escalate`` means the approver passed the tool call to the
 next approver in its chain, usually a person. Each such call is then preceded in the
@@ -58,6 +69,7 @@ from typing import IO, cast
 
 import orjson
 
+from .._approval import DENIED, INSPECT_DECISIONS, UNKNOWN
 from .._errors import InputError, shown
 from .._vocabulary import LABELS, normalise_label
 from ._chat import Transcript
@@ -232,6 +244,81 @@ def _events(events):
             stack.pop()
 
 
+#: The inline decision of a call whose every ApprovalEvent is ``escalate``. inspect_ai rejects such a call:
+#: ``policy_approver`` (inspect_ai/approval/_policy.py) asks the approvers of the call's tool in turn while they
+#: escalate, and when none is left returns ``Approval(decision="reject", explanation="No approval granted for
+#: tool ...")``, which ``apply_tool_approval`` (inspect_ai/approval/_apply.py) turns into a ``ToolApprovalError``:
+#: the tool does not run and its message carries an ``approval`` error. inspect_ai records that rejection as an
+#: ApprovalEvent of the approver ``policy`` (since approval mode came in, inspect_ai #654), so a log without it
+#: lost the event, not the rejection.
+ESCALATED_TO_NOBODY = {"decision": DENIED, "approver": "policy"}
+
+
+class _Transcript(Transcript):
+    """A transcript whose calls can be found again, after :meth:`record`, by their tool call id."""
+
+    def call_positions(self) -> dict:
+        """Each tool call id -> the indices in record order of the calls with that id (a model may repeat one)."""
+        positions: dict = {}
+        calls = (payload for kind, payload in self._events if kind == "call")
+        for k, call in enumerate(calls):
+            if _is_id(call["id"]):
+                positions.setdefault(call["id"], []).append(k)
+        return positions
+
+
+def _is_id(value) -> bool:
+    """Whether a tool call id can name a call (a hostile log may put a list or an object there)."""
+    return isinstance(value, str | int | float)
+
+
+def _approval_events(events) -> tuple[list, dict]:
+    """``(escalated, decisions)`` of a sample's ApprovalEvents (SPEC section 3A).
+
+    ``escalated``: the ids of the calls that an approver escalated, in order. ``decisions``: each call id's inline
+    decisions, one per call with that id in record order. inspect_ai asks the approvers about one call at a time,
+    until one decides: so each decision (an event that is not ``escalate``) ends the events of one call, and the
+    escalations after a call's last decision are those of a call that no approver decided.
+    """
+    escalated: list = []
+    decisions: dict = {}
+    undecided: set = set()
+    for event in _events(events):
+        if event.get("event") != "approval":
+            continue
+        call = event.get("call") if isinstance(event.get("call"), dict) else {}
+        call_id, decision = call.get("id"), event.get("decision")
+        if decision == "escalate":
+            if call_id not in escalated:
+                escalated.append(call_id)
+            if _is_id(call_id):
+                undecided.add(call_id)
+        elif _is_id(call_id):
+            decisions.setdefault(call_id, []).append({"decision": INSPECT_DECISIONS.get(decision, UNKNOWN),
+                                                      "approver": event.get("approver")})
+            undecided.discard(call_id)
+    for call_id in undecided:
+        decisions.setdefault(call_id, []).append(ESCALATED_TO_NOBODY)
+    return escalated, decisions
+
+
+def _inline_decisions(chat: dict, positions: dict, decisions: dict) -> None:
+    """Put each decision on its call in ``chat["tool_calls"]`` (the n-th decision on a call id on the n-th call
+    with that id); a call without one is left as it is.
+
+    A denied call did not run, so it is also ``"failed": true``, as inspect_ai's tool message says of a rejected
+    call (a terminated one has no tool message). That matters only to an escalation tool (SPEC section 1): a
+    hand-off that an approver denied did not pass the case to a person (the approver may be a program: the auto
+    approver, a model monitor, inspect_ai's ``policy``), so it is a failed escalation, not an escalation.
+    """
+    calls = chat["tool_calls"]
+    for call_id, approvals in decisions.items():
+        for k, approval in zip(positions.get(call_id, ()), approvals):
+            calls[k]["approval"] = dict(approval)
+            if approval["decision"] == DENIED:
+                calls[k]["failed"] = True
+
+
 def _error_message(error) -> str:
     """The message of a sample's ``error`` (an ``EvalError`` object), or what stands for it."""
     message = error.get("message") if isinstance(error, dict) else error
@@ -286,7 +373,7 @@ def conversation(sample: dict, escalate_as: str | None, *, task: str | None = No
     messages = sample.get("messages")
     if messages is None:
         return chat_record(record, {"tool_calls": None, "messages": []})
-    transcript = Transcript()
+    transcript = _Transcript()
     try:
         resolved = _resolve(messages, attachments) if isinstance(messages, list) else None
     except RecursionError:  # nested deeper than Python's recursion limit: the messages cannot be read
@@ -295,18 +382,15 @@ def conversation(sample: dict, escalate_as: str | None, *, task: str | None = No
         add_messages(transcript, resolved)
     else:
         transcript.unreadable()
+    escalated, decisions = _approval_events(sample.get("events"))
     if escalate_as is not None:
-        escalated = []
-        for event in _events(sample.get("events")):
-            call = event.get("call") if isinstance(event.get("call"), dict) else {}
-            if event.get("event") == "approval" and event.get("decision") == "escalate" \
-                    and call.get("id") not in escalated:
-                escalated.append(call.get("id"))
         for call_id in escalated:
             if not transcript.insert_call_before(call_id, escalate_as, {"inspect_approval": "escalate"}):
                 transcript.insert_call_at_end(escalate_as, {"inspect_approval": "escalate"})
         record["metadata"]["approval_escalations"] = len(escalated)
-    return chat_record(record, transcript.record())
+    chat = transcript.record()
+    _inline_decisions(chat, transcript.call_positions(), decisions)
+    return chat_record(record, chat)
 
 
 def sniff(doc: Document) -> bool:
