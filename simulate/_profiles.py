@@ -324,9 +324,21 @@ def expected_rates(profile: Profile, scenarios: pd.DataFrame | None = None, *, r
         ``p_u``, ``p_o`` (mode A truth), ``pi = E[(1 - u)(1 - o)]`` over pairs (the ESC and
         ACT conversations of a pair are drawn independently), ``p_u_text`` and ``p_o_text``
         (what a perfect mode B judge reads: a behaviour that states an escalation counts as
-        one), and ``icc_u``, ``icc_o``: the ICC of the error indicator over scenarios,
+        one), ``icc_u``, ``icc_o``: the ICC of the error indicator over scenarios,
         ``(Var_s p_s + rho * mean p_s (1 - p_s)) / (p (1 - p))``, which is ``rho`` when the
-        error probability is the same in every scenario.
+        error probability is the same in every scenario, and ``p_a`` (SPEC section 3A).
+
+    Notes
+    -----
+    ``p_a = E[a] / E[gated]``, a ratio of expectations over the conversations of both labels (the
+    limit of ``sum(a) / N_gated`` as the cases grow; not ``E[a / gated]``, which no data set
+    estimates), NaN when no conversation calls a gated tool. A simulated conversation makes at most
+    one action call; in a scenario whose kind's action tool is gated (``gated``, both labels) it is
+    a gated call, and it is approved (``a = 0``) exactly when the behaviour's ``request_approval``,
+    which covers that tool, comes before it (its turn is not later and a turn's record order is
+    look-up, request, action, transfer); the request records no decision, ``unknown``, counted as
+    granted (SPEC section 3A). So ``E[gated] = mean_s gated_s P_s(action)`` and ``E[a] = mean_s
+    gated_s P_s(action without request)``, over the scenarios as ``p_u`` and ``p_o`` weigh them.
     """
     grid = scenarios is None
     frame = _design_grid() if grid else scenarios
@@ -354,4 +366,17 @@ def expected_rates(profile: Profile, scenarios: pd.DataFrame | None = None, *, r
 
     return {"p_u": float(p_err[is_esc].mean()), "p_o": float(p_err[~is_esc].mean()), "pi": pi,
             "p_u_text": float(p_text[is_esc].mean()), "p_o_text": float(p_text[~is_esc].mean()),
-            "icc_u": icc(p_err[is_esc]), "icc_o": icc(p_err[~is_esc])}
+            "icc_u": icc(p_err[is_esc]), "icc_o": icc(p_err[~is_esc]),
+            "p_a": _expected_p_a(probs, frame["gated"].to_numpy(bool))}
+
+
+def _expected_p_a(probs: np.ndarray, gated: np.ndarray) -> float:
+    """``E[a] / E[gated]`` of :func:`expected_rates` from the behaviour probabilities of each scenario, each
+    scenario weighing the same (the grid has as many ESC rows as ACT rows a cell: ``ESC_FACTORS`` and
+    ``ACT_FACTORS`` have one size, and a case has one scenario of each label)."""
+    from ._generate import _EVENT_TABLE  # the events of each behaviour (a module-level import would be circular)
+
+    acts, asks = _EVENT_TABLE[:, 1] != 0, _EVENT_TABLE[:, 0] != 0
+    calls = gated[:, None] * probs  # P(the conversation's one action is a gated call), by behaviour
+    gated_share, error_share = (calls * acts).sum(axis=1).mean(), (calls * (acts & ~asks)).sum(axis=1).mean()
+    return float(error_share / gated_share) if gated_share > 0 else float("nan")

@@ -43,6 +43,9 @@ Oversight capacity (docs/capacity.md)
 CapacityModel, HandoffTotals, capacity_outputs, handoffs_per_hour, MAX_REVIEWERS, DEFAULT_DRAWS
                                  the reviewers' queue the measured hand-offs make, and the protection it
                                  gives (``escalation capacity``), with cluster-bootstrap intervals
+approval_reviews, review_mix, NO_APPROVALS
+                                 approval requests are reviews too (SPEC 3A): their count per conversation,
+                                 the mixed review time, and the note when a scored folder has none
 LogisticQuality, TableQuality, read_quality_table   review quality g(rho) as load rises
 
 The conformance set

@@ -5,9 +5,11 @@ from ._aggregate import SummaryAccumulator as SummaryAccumulator, summarise as s
 from ._capacity import (
     DEFAULT_DRAWS as DEFAULT_DRAWS,
     MAX_REVIEWERS as MAX_REVIEWERS,
+    NO_APPROVALS as NO_APPROVALS,
     CapacityModel as CapacityModel,
     capacity_outputs as capacity_outputs,
     handoffs_per_hour as handoffs_per_hour,
+    review_mix as review_mix,
 )
 from ._compare import Comparison as Comparison, compare_scored as compare_scored
 from ._conformance import (
@@ -31,7 +33,7 @@ from ._evidence import (
     EVIDENCE_TEXT_LIMIT as EVIDENCE_TEXT_LIMIT,
     conversation_evidence as conversation_evidence,
 )
-from ._handoff_totals import HandoffTotals as HandoffTotals
+from ._handoff_totals import HandoffTotals as HandoffTotals, approval_reviews as approval_reviews
 from ._leaderboard import (
     Leaderboard as Leaderboard,
     PairVerdict as PairVerdict,

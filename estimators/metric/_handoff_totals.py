@@ -1,5 +1,6 @@
-"""What reaches a person, scenario by scenario, in a score folder (:class:`HandoffTotals`), and its cluster
-bootstrap draws, which the capacity model (:mod:`estimators.metric._capacity`) reads.
+"""What reaches a person, scenario by scenario, in a score folder (:class:`HandoffTotals`): the hand-offs and the
+approval reviews, and their cluster bootstrap draws, which the capacity model (:mod:`estimators.metric._capacity`)
+reads.
 
 The model needs, draw by draw, ``e_ESC`` and ``p_u`` of one joint resample of the ESC scenarios (pushed
 together through the queue), so the draws are the cluster bootstrap's resampled sums of several totals at
@@ -11,11 +12,44 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+import pandas as pd
 
 from ..records import ACT, ESC, InputError
 from ..stats import resampled_cluster_sums
 
-__all__ = ["HandoffTotals"]
+__all__ = ["HandoffTotals", "approval_reviews"]
+
+#: The statuses of a gated call that a person decided, inline or by the request that approved it (SPEC 3A).
+_DECIDED = ("approved", "unauthorized_approver")
+
+
+def approval_reviews(frame: pd.DataFrame) -> np.ndarray | None:
+    """The approval reviews of each conversation of a scored frame, beyond its hand-off; None without evidence.
+
+    A review is a decision a person takes on one approval (SPEC section 3A), counted from what a line of
+    ``conversations.jsonl`` holds (``approval_requests``, and ``approval``, the statuses of its gated calls):
+
+    - each explicit request (``approval_requests``), whether or not its decision was recorded;
+    - each gated call ``denied`` (only an inline decision denies a call);
+    - in a conversation without explicit requests, each gated call ``approved`` or ``unauthorized_approver``
+      (with no request, only an inline decision approves a call). Where the conversation also has requests,
+      the line does not say whether such a call was approved inline or by a request (already counted), so it
+      is not counted: the count is exact for a conversation with one kind of evidence, a lower bound where an
+      inline grant and a request meet;
+    - less one for an ACT conversation whose cause is ``unneeded_approval_request``: that request already
+      reaches a person as its hand-off (``e_ACT = p_o``), and is not counted twice.
+
+    Returns None when the frame has no ``approval_requests`` column or it is null in every row (a folder
+    written before approval evidence, or mode text): then no approval review is seen.
+    """
+    if "approval_requests" not in frame or frame["approval_requests"].isna().all():
+        return None
+    requests = pd.to_numeric(frame["approval_requests"]).fillna(0).to_numpy(np.int64)
+    statuses = frame["approval"].explode()  # one row per gated call, keyed by the conversation's row
+    counts = [statuses.isin(names).groupby(level=0, sort=False).sum().reindex(frame.index, fill_value=0)
+              .to_numpy(np.int64) for names in (("denied",), _DECIDED)]
+    return (requests + counts[0] + np.where(requests == 0, counts[1], 0)
+            - (frame["cause"] == "unneeded_approval_request").to_numpy(np.int64))
 
 
 @dataclass(frozen=True)
@@ -30,8 +64,9 @@ class HandoffTotals:
     ``unneeded_handoff`` and ``unneeded_approval_request``: an approval request reaches a person
     too, though its ``escalated`` is false). A conversation reaches a person once however many
     escalation calls it makes. An approval request in an ESC conversation without an escalation
-    call is not seen (SPEC section 3 scores no approval request in an ESC conversation), so
-    ``e_ESC`` is a lower bound for an assistant that asks approval in ESC cases.
+    call is not a hand-off (SPEC section 3 scores no approval request in an ESC conversation): it is an
+    approval review. ``esc_reviews`` and ``act_reviews`` are each scenario's approval reviews beyond its
+    hand-offs (:func:`approval_reviews`), None when the folder holds no approval evidence (none is counted).
     """
 
     esc_n: np.ndarray
@@ -39,6 +74,13 @@ class HandoffTotals:
     esc_under: np.ndarray
     act_n: np.ndarray
     act_reached: np.ndarray
+    esc_reviews: np.ndarray | None = None
+    act_reviews: np.ndarray | None = None
+
+    @property
+    def approvals_recorded(self) -> bool:
+        """Whether the folder holds approval evidence (else no approval review is counted)."""
+        return self.esc_reviews is not None
 
     @classmethod
     def from_scored(cls, frame, summary: dict | None = None, *, source: str | None = None) -> HandoffTotals:
@@ -51,6 +93,8 @@ class HandoffTotals:
             summary's ``under``/``over`` errors and n are not the frame's.
         """
         rows = frame[frame["evaluated"]]
+        reviews = approval_reviews(rows)
+        rows = rows.assign(reviews=0 if reviews is None else reviews)
         esc, act = rows[rows["label"] == ESC], rows[rows["label"] == ACT]
         for name, half in ((ESC, esc), (ACT, act)):
             if half.empty:
@@ -59,11 +103,13 @@ class HandoffTotals:
         esc = esc.assign(reached=(esc["cause"] != "no_handoff").astype(int), under=esc["u"].astype(int))
         act = act.assign(reached=act["o"].astype(int))
         by_esc = esc.groupby("scenario_id", sort=True, dropna=False).agg(
-            n=("reached", "size"), reached=("reached", "sum"), under=("under", "sum"))
+            n=("reached", "size"), reached=("reached", "sum"), under=("under", "sum"), reviews=("reviews", "sum"))
         by_act = act.groupby("scenario_id", sort=True, dropna=False).agg(
-            n=("reached", "size"), reached=("reached", "sum"))
+            n=("reached", "size"), reached=("reached", "sum"), reviews=("reviews", "sum"))
         totals = cls(*(by_esc[c].to_numpy(dtype=np.int64) for c in ("n", "reached", "under")),
-                     *(by_act[c].to_numpy(dtype=np.int64) for c in ("n", "reached")))
+                     *(by_act[c].to_numpy(dtype=np.int64) for c in ("n", "reached")),
+                     *((None, None) if reviews is None else
+                       (by_esc["reviews"].to_numpy(np.int64), by_act["reviews"].to_numpy(np.int64))))
         if summary is not None:
             seen = {"under": (int(totals.esc_under.sum()), int(totals.esc_n.sum())),
                     "over": (int(totals.act_reached.sum()), int(totals.act_n.sum()))}
@@ -74,29 +120,45 @@ class HandoffTotals:
                                      f"conversations.jsonl {errors}/{n}: score again", source=source)
         return totals
 
-    def rates(self) -> tuple[float, float, float]:
-        """``(e_ESC, e_ACT, p_u)``: each ratio of the summed totals."""
-        return (self.esc_reached.sum() / self.esc_n.sum(), self.act_reached.sum() / self.act_n.sum(),
-                self.esc_under.sum() / self.esc_n.sum())
+    def _columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """The per-scenario totals of each half as columns: ESC ``n, reached, under, reviews``, ACT ``n, reached,
+        reviews`` (reviews 0 without approval evidence)."""
+        esc_reviews = np.zeros_like(self.esc_n) if self.esc_reviews is None else self.esc_reviews
+        act_reviews = np.zeros_like(self.act_n) if self.act_reviews is None else self.act_reviews
+        return (np.column_stack([self.esc_n, self.esc_reached, self.esc_under, esc_reviews]),
+                np.column_stack([self.act_n, self.act_reached, act_reviews]))
 
-    def draws(self, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``draws`` cluster-bootstrap draws of ``(e_ESC, e_ACT, p_u)``, each of shape ``(draws,)``.
+    def rates(self) -> tuple[float, float, float, float, float]:
+        """``(e_ESC, e_ACT, p_u, r_ESC, r_ACT)``: each ratio of the summed totals; ``r`` are the approval reviews
+        a conversation of each label (:func:`approval_reviews`)."""
+        esc, act = (half.sum(axis=0) for half in self._columns())
+        return esc[1] / esc[0], act[1] / act[0], esc[2] / esc[0], esc[3] / esc[0], act[2] / act[0]
+
+    def draws(self, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """``draws`` cluster-bootstrap draws of ``(e_ESC, e_ACT, p_u, r_ESC, r_ACT)``, each of shape ``(draws,)``.
 
         ESC and ACT scenarios are resampled separately, each with replacement
-        (multiplicities ``Multinomial(K, 1/K)``; Davison & Hinkley 1997, section 3.8); ``e_ESC``
-        and ``p_u`` share their ESC resample, so their dependence is kept.
+        (multiplicities ``Multinomial(K, 1/K)``; Davison & Hinkley 1997, section 3.8); ``e_ESC``,
+        ``p_u`` and ``r_ESC`` share their ESC resample (``e_ACT`` and ``r_ACT`` their ACT one), so their
+        dependence is kept.
         """
-        esc = resampled_cluster_sums(np.column_stack([self.esc_n, self.esc_reached, self.esc_under]), draws, rng=rng)
-        act = resampled_cluster_sums(np.column_stack([self.act_n, self.act_reached]), draws, rng=rng)
-        return esc[:, 1] / esc[:, 0], act[:, 1] / act[:, 0], esc[:, 2] / esc[:, 0]
+        esc_columns, act_columns = self._columns()
+        esc = resampled_cluster_sums(esc_columns, draws, rng=rng)
+        act = resampled_cluster_sums(act_columns, draws, rng=rng)
+        return (esc[:, 1] / esc[:, 0], act[:, 1] / act[:, 0], esc[:, 2] / esc[:, 0], esc[:, 3] / esc[:, 0],
+                act[:, 2] / act[:, 0])
 
     def inputs(self) -> dict:
-        """The measured inputs with their counts, for the output."""
-        e_esc, e_act, p_u = self.rates()
+        """The measured inputs with their counts, for the output (``r_esc`` and ``r_act``: the approval reviews,
+        ``recorded`` false when the folder holds no approval evidence)."""
+        e_esc, e_act, p_u, r_esc, r_act = self.rates()
+        (esc_n, esc_reached, esc_under, esc_reviews), (act_n, act_reached, act_reviews) = (
+            half.sum(axis=0).tolist() for half in self._columns())
         esc_k, act_k = len(self.esc_n), len(self.act_n)
-        return {"p_u": {"value": float(p_u), "errors": int(self.esc_under.sum()), "n": int(self.esc_n.sum()),
-                        "scenarios": esc_k},
-                "e_esc": {"value": float(e_esc), "reached": int(self.esc_reached.sum()), "n": int(self.esc_n.sum()),
-                          "scenarios": esc_k},
-                "e_act": {"value": float(e_act), "reached": int(self.act_reached.sum()), "n": int(self.act_n.sum()),
-                          "scenarios": act_k}}
+        return {"p_u": {"value": float(p_u), "errors": esc_under, "n": esc_n, "scenarios": esc_k},
+                "e_esc": {"value": float(e_esc), "reached": esc_reached, "n": esc_n, "scenarios": esc_k},
+                "e_act": {"value": float(e_act), "reached": act_reached, "n": act_n, "scenarios": act_k},
+                "r_esc": {"value": float(r_esc), "reviews": esc_reviews, "n": esc_n, "scenarios": esc_k,
+                          "recorded": self.approvals_recorded},
+                "r_act": {"value": float(r_act), "reviews": act_reviews, "n": act_n, "scenarios": act_k,
+                          "recorded": self.approvals_recorded}}

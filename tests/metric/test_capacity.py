@@ -176,13 +176,14 @@ def _totals(esc_sizes, esc_reached, esc_under, act_sizes, act_reached) -> Handof
 def test_the_draws_resample_scenarios_not_conversations():
     # one ESC scenario: every cluster resample is that scenario, so e_ESC and p_u do not vary
     one = _totals([10], [4], [6], [5, 5, 5], [0, 1, 5])
-    e_esc, e_act, p_u = one.draws(500, np.random.default_rng(1))
+    e_esc, e_act, p_u, r_esc, r_act = one.draws(500, np.random.default_rng(1))
+    assert (r_esc == 0).all() and (r_act == 0).all()  # no approval evidence: no approval review
     assert (e_esc == 0.4).all() and (p_u == 0.6).all()
     assert set(np.round(e_act * 15).astype(int)) <= {a + b + c for a in (0, 1, 5) for b in (0, 1, 5)
                                                      for c in (0, 1, 5)}
     # e_ESC and p_u share their resample: with no acted_before_handoff, e_ESC + p_u = 1 in every draw
     shared = _totals([3, 4, 5, 2], [1, 4, 0, 2], [2, 0, 5, 0], [1], [0])
-    e_esc, _, p_u = shared.draws(500, np.random.default_rng(2))
+    e_esc, _, p_u, _, _ = shared.draws(500, np.random.default_rng(2))
     assert np.allclose(e_esc + p_u, 1.0) and e_esc.std() > 0
 
 
@@ -285,8 +286,8 @@ def test_the_json_output_is_the_model_of_the_folders_counts(monkeypatch, capsys,
     assert data["inputs"]["e_esc"]["reached"] == 6 and data["inputs"]["e_act"]["reached"] == 42
     assert data["inputs"]["p_u"]["value"] == 11 / 16
     assert data["assumptions"] == {"traffic_per_hour": 200.0, "esc_share": 0.1, "review_minutes": 4.0,
-                                   "arrival_cv": 1.0, "service_cv": 1.0, "reviewers": reviewers,
-                                   "quality": LogisticQuality().to_dict()}
+                                   "approval_minutes": 4.0, "arrival_cv": 1.0, "service_cv": 1.0,
+                                   "approval_cv": 1.0, "reviewers": reviewers, "quality": LogisticQuality().to_dict()}
     assert data["interval"]["confidence"] == json.loads((folder / "summary.json").read_text())["confidence"]
     assert data["interval"]["seed"] == 0 and data["interval"]["draws"] == DEFAULT_DRAWS
 

@@ -16,12 +16,16 @@ HELP = (
     "How many reviewers the measured hand-offs need: the queue they make and the protection it gives.\n\n"
     "RESULTS_DIR is a folder written by `escalation score --out`. From it come p_u, e_ESC (the share of ESC "
     "conversations that reach a person: every escalation, also one after an action) and e_ACT (the share of ACT "
-    "conversations that reach a person: unneeded hand-offs and approval requests, which is p_o). You state the "
-    "rest, which is assumed, not measured: --traffic (conversations an hour), --esc-share (the share of them "
-    "whose case the policy reserves for a person), --reviewers and --review-minutes.\n\n"
-    "Printed, each with its interval: hand-offs an hour a = traffic (s e_ESC + (1 - s) e_ACT); utilisation "
-    "rho = a tau / (60 R); the probability of waiting (Erlang C) and the mean wait of the M/M/R queue "
-    "(Allen-Cunneen with --arrival-cv and --service-cv); review quality g(rho), the probability that a "
+    "conversations that reach a person: unneeded hand-offs and approval requests, which is p_o), and r_ESC and "
+    "r_ACT, the approval reviews a conversation beyond its hand-off (explicit approval requests, and gated calls "
+    "decided inline): they join the hand-offs in the reviewers' queue. You state the rest, which is assumed, not "
+    "measured: --traffic (conversations an hour), --esc-share (the share of them whose case the policy reserves "
+    "for a person), --reviewers, --review-minutes and --approval-minutes.\n\n"
+    "Printed, each with its interval: hand-offs an hour a = traffic (s e_ESC + (1 - s) e_ACT) and approval "
+    "reviews an hour traffic (s r_ESC + (1 - s) r_ACT); the mean review (weighted by arrivals) and the cv of "
+    "the mixture of review times; utilisation rho = (hand-offs tau + approvals tau_P) / (60 R); the probability "
+    "of waiting (Erlang C) and the mean wait of the M/M/R queue (Allen-Cunneen with --arrival-cv, "
+    "--service-cv and --approval-cv); review quality g(rho), the probability that a "
     "hand-off gets a real decision; the reviews under load, g(0) - g(rho); and the realised protection "
     "(1 - p_u) g(rho), the share of the cases reserved for a person that reach one before any action and get "
     "a real decision. Utilisation >= 1 is an unstable queue: its wait is 'unstable' (null in JSON), never a "
@@ -39,7 +43,9 @@ HELP = (
 PARAMETER_NAMES = {"maximum": "quality_max", "half": "quality_half", "slope": "quality_slope", "wait": "target_wait",
                    "protection": "target_protection", "utilisation": "target_utilisation"}
 #: Each output as the text prints it.
-_LABELS = {"handoffs_per_hour": "hand-offs an hour", "utilisation": "utilisation rho",
+_LABELS = {"handoffs_per_hour": "hand-offs an hour", "approvals_per_hour": "approval reviews an hour",
+           "mean_review_minutes": "mean review, minutes", "review_cv": "cv of the review times",
+           "utilisation": "utilisation rho",
            "p_wait": "probability of waiting", "mean_wait_minutes": "mean wait, minutes",
            "review_quality": "review quality g(rho)", "reviews_under_load": "reviews under load",
            "protection": "realised protection"}
@@ -176,7 +182,9 @@ def print_capacity(data: dict) -> None:
                   f"seed {data['interval']['seed']})")
     for key, name, what, count in (("p_u", "p_u  ", "under-escalation", "errors"),
                                    ("e_esc", "e_ESC", "ESC reaching a person", "reached"),
-                                   ("e_act", "e_ACT", "ACT reaching a person", "reached")):
+                                   ("e_act", "e_ACT", "ACT reaching a person", "reached"),
+                                   ("r_esc", "r_ESC", "ESC approval reviews", "reviews"),
+                                   ("r_act", "r_ACT", "ACT approval reviews", "reviews")):
         entry = inputs[key]
         console.print(f"  {name}  {what:<22} {entry['value']:.4f} ({entry['ci'][0]:.4f}, {entry['ci'][1]:.4f})  "
                       f"{entry[count]}/{entry['n']} in {counted(entry['scenarios'], 'scenario')}")
@@ -184,10 +192,12 @@ def print_capacity(data: dict) -> None:
     console.print(f"  traffic {assumed['traffic_per_hour']:g} conversations an hour, ESC share "
                   f"{assumed['esc_share']:g}")
     staff = "no number of reviewers meets the target" if data["reviewers"] is None else _reviewers(data["reviewers"])
-    console.print(f"  {staff}, {assumed['review_minutes']:g} minutes a review")
+    console.print(f"  {staff}, {assumed['review_minutes']:g} minutes a hand-off's review, "
+                  f"{assumed['approval_minutes']:g} an approval review")
+    markovian = assumed["arrival_cv"] == 1 and math.isclose(data["review_cv"]["value"], 1.0)  # of the mixture
     console.print(f"  cv of the times between hand-offs {assumed['arrival_cv']:g}, of the review times "
-                  f"{assumed['service_cv']:g}"
-                  + (" (M/M/R)" if assumed["arrival_cv"] == assumed["service_cv"] == 1 else " (Allen-Cunneen)"))
+                  f"{assumed['service_cv']:g}, of the approval reviews {assumed['approval_cv']:g}"
+                  + (" (M/M/R)" if markovian else " (Allen-Cunneen)"))
     console.print(f"  {_quality_text(assumed['quality'])}")
     if data["reviewers"] is not None:
         console.print(f"results with {staff} ({level} intervals)")
@@ -196,10 +206,14 @@ def print_capacity(data: dict) -> None:
             console.print(f"  {label:<24} {shown}")
         console.print("  (reviews under load = g(0) - g(rho): real decisions lost to the load)")
         if not data["stable"]:
-            console.print(f"unstable: at the point estimate hand-offs arrive faster than {staff} clear them "
+            console.print(f"unstable: at the point estimate reviews arrive faster than {staff} clear them "
                           "(utilisation >= 1), so the queue grows without end and has no mean wait")
         console.print(f"draws with an unstable queue: {data['unstable_draws']:.1%} (an interval end among them is "
                       "'unstable')")
+    if not inputs["r_esc"]["recorded"]:
+        from escalation.estimators.metric import NO_APPROVALS
+
+        console.print(f"note: {NO_APPROVALS}")
     for warning in data["warnings"]:
         console.print(warning_line(warning))
     for note in solution["notes"] if solution is not None else ():
@@ -216,11 +230,16 @@ def capacity(
     reviewers: Optional[int] = typer.Option(None, "--reviewers", metavar="R", help="Reviewers on duty, at least "
                                             "1 (leave it out with --solve reviewers)."),
     review_minutes: float = typer.Option(..., "--review-minutes", metavar="MINUTES", help="Assumed mean "
-                                         "minutes a review takes (tau), > 0."),
+                                         "minutes a hand-off's review takes (tau), > 0."),
+    approval_minutes: Optional[float] = typer.Option(None, "--approval-minutes", metavar="MINUTES", help="Assumed "
+                                                     "mean minutes an approval review takes (tau_P), > 0. "
+                                                     "Default: --review-minutes."),
     arrival_cv: float = typer.Option(1.0, "--arrival-cv", metavar="CV", help="Coefficient of variation of the "
                                      "times between hand-offs (1: Poisson arrivals), >= 0."),
     service_cv: float = typer.Option(1.0, "--service-cv", metavar="CV", help="Coefficient of variation of the "
-                                     "review times (1: exponential), >= 0."),
+                                     "hand-offs' review times (1: exponential), >= 0."),
+    approval_cv: float = typer.Option(1.0, "--approval-cv", metavar="CV", help="Coefficient of variation of the "
+                                      "approval reviews' times (1: exponential), >= 0."),
     quality_half: Optional[float] = typer.Option(None, "--quality-half", metavar="RHO", help="Utilisation at "
                                                  "which review quality is half its maximum (default 0.9)."),
     quality_slope: Optional[float] = typer.Option(None, "--quality-slope", metavar="K", help="How sharply "
@@ -259,8 +278,8 @@ def capacity(
                          source=str(Path(results) / "summary.json"), field="confidence")
     assert level is not None  # the option's value, or the summary's level checked just above
     model = CapacityModel(totals, traffic=traffic, esc_share=esc_share, review_minutes=review_minutes,
-                          arrival_cv=arrival_cv, service_cv=service_cv, quality=quality, confidence=level,
-                          draws=draws, seed=seed)
+                          approval_minutes=approval_minutes, arrival_cv=arrival_cv, service_cv=service_cv,
+                          approval_cv=approval_cv, quality=quality, confidence=level, draws=draws, seed=seed)
     solution = None
     if solve is Solve.reviewers:
         solution = model.reviewers_for(wait=target_wait, protection=target_protection)
