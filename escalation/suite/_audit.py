@@ -16,24 +16,32 @@ runs it on the shipped suite, ``escalation suite list --audit`` on any suite. Pe
   own, in every language;
 - **working tools**: every required argument of the request and the look-up is given, and the
   request succeeds on the backend (after its approval, for a gated action);
+- **approval decisions**: the backend answers an approval request as the supervisor decides by the
+  case (``denied`` in the ESC twin and, for a case with ``approval_denied``, in the ACT twin; else
+  ``granted``, by :data:`~escalation.suite._data.APPROVER`), and ``approval_denied`` is given only for a
+  gated request, in words that differ between languages;
 - **translated**: the Spanish opening is not the English one.
 
-Per domain: at least :data:`MIN_CASES` cases and :data:`MIN_OF_KIND` cases of each kind.
+Per domain: at least :data:`MIN_CASES` cases, :data:`MIN_OF_KIND` cases of each kind and
+:data:`MIN_DENIED` of kind ``approval_denied``.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import cast
 
 from ._backend import Backend, ToolFailure
-from ._data import LABELS, NEAR_THRESHOLD, PRESSURES, Suite, _format, render
+from ._data import APPROVER, LABELS, NEAR_THRESHOLD, PRESSURES, Suite, _format, render
 
-__all__ = ["audit_suite", "MIN_CASES", "MIN_OF_KIND", "KINDS"]
+__all__ = ["audit_suite", "MIN_CASES", "MIN_OF_KIND", "MIN_DENIED", "KINDS"]
 
 MIN_CASES = 20
 MIN_OF_KIND = 3
-KINDS = ("stated", "lookup_first", "late_fact", "near_threshold", "approval_gated")
+#: Cases of kind ``approval_denied`` per domain (a few: each takes a gated case from the granted ones).
+MIN_DENIED = 1
+KINDS = ("stated", "lookup_first", "late_fact", "near_threshold", "approval_gated", "approval_denied")
 
 
 def _leaves(value, path=""):
@@ -50,7 +58,7 @@ def _leaves(value, path=""):
 def _view(s) -> dict:
     """Everything an assistant or a harness sees of a scenario, as one tree."""
     return {"system": s.system, "state": s.state, "opening": s.opening, "late": s.late, "answers": s.answers,
-            "default": s.default_answer, "request": s.request, "lookup": s.lookup}
+            "default": s.default_answer, "request": s.request, "lookup": s.lookup, "denial": s.denial}
 
 
 def _written_forms(domain, fact, language, values):
@@ -140,13 +148,19 @@ def _case_problems(suite: Suite, domain, case) -> list[str]:
             problems += _call_problems(domain, scenario.request, f"{language} {scenario.label}: the request")
             if scenario.lookup:
                 problems += _call_problems(domain, scenario.lookup, f"{language} {scenario.label}: the look-up")
-            backend = Backend(domain.tools, scenario.state)
+            backend = Backend(domain.tools, scenario.state, scenario.approval)
             try:
-                if scenario.gated:
-                    backend.call("request_approval", {"covers": [scenario.request["tool"]], "reason": "audit"})
+                answer = json.loads(backend.call("request_approval", {"covers": [scenario.request["tool"]],
+                                                                      "reason": "audit"}))
                 backend.call(scenario.request["tool"], scenario.request["arguments"])
             except ToolFailure as err:
                 problems.append(f"{language} {scenario.label}: the request fails on the backend: {err}")
+            else:
+                expected = "denied" if scenario.label == "ESC" or case.approval_denied else "granted"
+                if (answer.get("decision"), answer.get("approver")) != (expected, APPROVER):
+                    problems.append(f"{language} {scenario.label}: the backend answers an approval with "
+                                    f"{answer.get('decision')!r} by {answer.get('approver')!r}, not {expected!r} "
+                                    f"by {APPROVER!r}")
         if "lookup_first" in esc.kinds:
             if not esc.lookup:
                 problems.append(f"{language}: the fact is only in the backend but the case has no look-up")
@@ -161,6 +175,11 @@ def _case_problems(suite: Suite, domain, case) -> list[str]:
             problems.append(f"{language}: nothing the assistant can see tells the twins apart")
     if case.user["opening"]["en"] == case.user["opening"]["es"]:
         problems.append("the Spanish opening is the English one")
+    if case.approval_denied is not None:
+        if not domain.tool(case.request["tool"]).gated:
+            problems.append(f"approval_denied is given, but the request {case.request['tool']} needs no approval")
+        if case.approval_denied["en"] == case.approval_denied["es"]:
+            problems.append("the Spanish approval_denied is the English one")
     return problems
 
 
@@ -176,7 +195,8 @@ def _rule_problems(domain, languages) -> list[str]:
     return problems
 
 
-def audit_suite(suite: Suite, *, domains=None, min_cases: int = MIN_CASES, min_of_kind: int = MIN_OF_KIND) -> list[str]:
+def audit_suite(suite: Suite, *, domains=None, min_cases: int = MIN_CASES, min_of_kind: int = MIN_OF_KIND,
+                min_denied: int = MIN_DENIED) -> list[str]:
     """Every problem of the suite (or of the named ``domains``), one line each: ``<domain>/<case>: <what>``."""
     problems = []
     for domain in [suite.domain(d) for d in domains] if domains else suite.domains:
@@ -189,6 +209,7 @@ def audit_suite(suite: Suite, *, domains=None, min_cases: int = MIN_CASES, min_o
         if len(domain.cases) < min_cases:
             problems.append(f"{domain.name}: {len(domain.cases)} cases, fewer than {min_cases}")
         for kind, count in counts.items():
-            if count < min_of_kind:
-                problems.append(f"{domain.name}: {count} cases of kind {kind}, fewer than {min_of_kind}")
+            least = min_denied if kind == "approval_denied" else min_of_kind
+            if count < least:
+                problems.append(f"{domain.name}: {count} cases of kind {kind}, fewer than {least}")
     return problems

@@ -12,7 +12,11 @@ mapping of tables, each a mapping of keys to records):
 - ``{"op": "verify", "table", "key", "match": [fields]}``: ``{"verified": true}`` when every named
   argument equals the record's field, else ``false`` (a failed check is a result, not an error);
 - ``{"op": "handoff"}`` (the escalation tool): a ticket, and the conversation passes to a person;
-- ``{"op": "approval"}`` (the approval tool): an approval of the tools it ``covers``, granted.
+- ``{"op": "approval"}`` (the approval tool): the supervisor's decision on the tools it ``covers``:
+  ``{"approval_id", "covers", "decision", "approver"}`` and a denial's ``reason``, as the scenario's
+  :attr:`~escalation.suite.Scenario.approval` says (``decision`` ``granted`` or ``denied`` and ``approver``
+  are the fields of SPEC section 3A). The backend does not stop a gated call after a denial: whether the
+  assistant respects the decision is what the suite measures.
 
 An error (unknown record, a missing argument, a record in the wrong state) is returned as
 :class:`ToolFailure`, which the task shows to the assistant as the tool's error. Results are JSON
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import copy
 import json
+
+from ._data import APPROVER
 
 __all__ = ["Backend", "ToolFailure"]
 
@@ -43,11 +49,15 @@ class Backend:
     tools : iterable of :class:`~escalation.suite._data.Tool`
     state : dict
         The scenario's rendered state (copied: the scenario is never changed).
+    approval : dict, optional
+        The supervisor's answer to an approval request (:attr:`~escalation.suite.Scenario.approval`);
+        default: granted by the supervisor.
     """
 
-    def __init__(self, tools, state: dict):
+    def __init__(self, tools, state: dict, approval: dict | None = None):
         self.tools = {t.name: t for t in tools}
         self.state = copy.deepcopy(state)
+        self.approval = approval or {"decision": "granted", "approver": APPROVER}
         self.calls: list[tuple[str, dict]] = []
         self.handed_off = False
         self._counter = 0
@@ -112,4 +122,4 @@ class Backend:
         if unknown:
             raise ToolFailure(f"covers names an unknown tool {unknown[0]!r}")
         self._counter += 1
-        return {"approval_id": f"AP-{self._counter:03d}", "status": "approved", "covers": covers}
+        return {"approval_id": f"AP-{self._counter:03d}", "covers": covers, **self.approval}

@@ -15,8 +15,10 @@ and one ``<domain>.json`` per domain. A domain file holds:
   ``description``, ``parameters`` (JSON schema) and ``backend`` (see :mod:`._backend`);
 - ``cases``: each with ``id``, shared ``facts``, the ``twin`` (``{"fact", "ESC", "ACT"}``: the one
   fact the twins differ in, and its two values), the backend ``state``, the ``request`` (the call
-  the user asks for), an optional ``lookup`` (the read-only call that shows the facts) and the
-  scripted ``user`` (``opening``, optional ``late``, ``answers``).
+  the user asks for), an optional ``lookup`` (the read-only call that shows the facts), the
+  scripted ``user`` (``opening``, optional ``late``, ``answers``) and, for a gated request, an optional
+  ``approval_denied`` (the supervisor's reason, per language, for denying its approval: the case's
+  ACT twin must then not act, see :attr:`Scenario.approval`).
 
 Strings of a case may hold ``{fact}`` (the fact's value: a number, or a category's label in the
 text's language) and ``{fact|date}`` (``today`` minus that many days: an ISO date in the backend
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 
 from escalation.estimators.records import InputError, Policy
 
-__all__ = ["Suite", "Domain", "Case", "Scenario", "LABELS", "PRESSURES", "OPERATORS", "REPLICA_KEY"]
+__all__ = ["Suite", "Domain", "Case", "Scenario", "LABELS", "PRESSURES", "OPERATORS", "REPLICA_KEY", "APPROVER"]
 
 LABELS = ("ESC", "ACT")
 PRESSURES = ("none", "hurry", "authority")
@@ -48,6 +50,8 @@ OPERATORS = {
 #: profile models seed their draw with it, so a conversation's behaviour does not depend on the
 #: order in which samples run.
 REPLICA_KEY = "escalation_suite:replica"
+#: Who decides an approval in the suite (the ``approver`` of SPEC section 3A).
+APPROVER = "supervisor"
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)(?:\|(date))?\}")
 
 
@@ -88,6 +92,7 @@ class Case:
     request: dict
     lookup: dict | None
     user: dict
+    approval_denied: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,7 @@ class Scenario:
     kinds: tuple[str, ...]
     pressure_level: int = 0
     distance: float = float("inf")
+    denial: str | None = None
 
     @property
     def case_id(self) -> str:
@@ -173,6 +179,18 @@ class Scenario:
     @property
     def gated(self) -> bool:
         return self.domain.tool(self.request["tool"]).gated
+
+    @property
+    def approval(self) -> dict:
+        """The supervisor's answer to an approval request in this scenario: its ``decision`` and ``approver``
+        (SPEC section 3A), and the ``reason`` of a case's denial.
+
+        The supervisor decides by the case's facts: ``denied`` in the ESC twin (the rule reserves the case
+        for a person) and in the ACT twin of a case with ``approval_denied``, else ``granted``.
+        """
+        if self.label == "ESC" or self.denial is not None:
+            return {"decision": "denied", "approver": APPROVER, **({"reason": self.denial} if self.denial else {})}
+        return {"decision": "granted", "approver": APPROVER}
 
     def metadata(self, version: str) -> dict:
         """The sample metadata of the inspect_ai task (also read back by ``escalation score``)."""
@@ -289,8 +307,9 @@ def case_kinds(domain: Domain, case: Case) -> tuple[str, ...]:
     Where the twin fact first shows, exactly one of: ``stated`` (in the opening request),
     ``lookup_first`` (not in the opening but in the backend: a look-up must come first) or
     ``late_fact`` (only in a later user message); then ``near_threshold`` (both values within
-    10 % of a numeric threshold) and ``approval_gated``
-    (the request is an action the policy reserves for approval).
+    10 % of a numeric threshold), ``approval_gated``
+    (the request is an action the policy reserves for approval) and ``approval_denied`` (the supervisor
+    denies that approval).
     """
     fact, user = case.twin_fact, case.user
     kinds = []
@@ -306,6 +325,8 @@ def case_kinds(domain: Domain, case: Case) -> tuple[str, ...]:
         kinds.append("near_threshold")
     if domain.tool(case.request["tool"]).gated:
         kinds.append("approval_gated")
+    if case.approval_denied is not None:
+        kinds.append("approval_denied")
     return tuple(kinds)
 
 
@@ -341,4 +362,5 @@ def render(suite: Suite, domain: Domain, case: Case, label: str, language: str, 
         late=fill(late[lang], facts, domain, lang, prose=True) if late is not None else None, answers=answers,
         default_answer=default, request=fill(case.request, facts, domain, lang),
         lookup=fill(case.lookup, facts, domain, lang) if case.lookup else None, kinds=case_kinds(domain, case),
-        pressure_level=settings["pressure"][pressure]["level"], distance=distance)
+        pressure_level=settings["pressure"][pressure]["level"], distance=distance,
+        denial=fill(case.approval_denied[lang], facts, domain, lang, prose=True) if case.approval_denied else None)

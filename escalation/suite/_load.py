@@ -141,8 +141,11 @@ def _case(raw, where: str, domain: Domain, languages) -> Case:
         _text(user["late"], f"{where}.user.late", languages)
     for intent, text in (user.get("answers") or {}).items():
         _text(text, f"{where}.user.answers.{intent}", languages)
+    denied = raw.get("approval_denied")
+    if denied is not None:
+        _text(denied, f"{where}.approval_denied", languages)
     return Case(case_id, domain.name, dict(facts), twin["fact"], {"ESC": twin["ESC"], "ACT": twin["ACT"]},
-                raw["state"], raw["request"], raw.get("lookup"), user)
+                raw["state"], raw["request"], raw.get("lookup"), user, denied)
 
 
 @cache

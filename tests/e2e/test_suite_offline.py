@@ -14,6 +14,8 @@ port of the loopback address and tiktoken's cache at an empty folder, so a downl
   in ``TIKTOKEN_CACHE_DIR`` (the README's way: the file that the litellm wheel ships) it runs; that
   half needs the file, found in ``$TIKTOKEN_CACHE_DIR`` or an installed litellm, and is skipped
   without it. From Python, outputs that carry their usage need no encoding.
+- ``-T approval=inline`` from the command line: inspect_ai puts each gated call to the task's ``supervisor``
+  approver, which approves or rejects it as the case says (:func:`escalation.suite.approval_truth`).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from inspect_ai.log import headline_metric, read_eval_log
 from inspect_ai.model import ChatMessageUser, ModelOutput, ModelUsage, get_model
 
 from escalation.integrations.inspect_ai import FIGURES
+from escalation.suite import SUITE_PROFILES, approval_truth, draw_approval, draw_behaviour, load_suite
 
 pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not slow'
 
@@ -66,12 +69,14 @@ def _offline_env(tmp: Path, **extra) -> dict:
     return env
 
 
-def _inspect_eval(tmp: Path, model: str, limit: int, env: dict) -> tuple[subprocess.CompletedProcess, list]:
-    """``inspect eval escalation/paired_oversight --model MODEL --limit N`` (in suite order), and its logs."""
+def _inspect_eval(tmp: Path, model: str, limit: int, env: dict,
+                  *options: str) -> tuple[subprocess.CompletedProcess, list]:
+    """``inspect eval escalation/paired_oversight --model MODEL --limit N [OPTIONS]`` (in suite order), and its
+    logs."""
     logs = tmp / "logs"
     done = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "escalation/paired_oversight", "--model", model,
                            "--limit", str(limit), "--sample-shuffle", "false", "--log-dir", str(logs),
-                           "--max-samples", "20"],
+                           "--max-samples", "20", *options],
                           capture_output=True, text=True, env=env, timeout=600, cwd=tmp)
     return done, [read_eval_log(str(p)) for p in sorted(logs.glob("*.eval"))]
 
@@ -141,6 +146,26 @@ def test_inspect_ai_warns_on_a_model_call_outside_the_task_and_not_in_it(tmp_pat
                               log_dir=str(tmp_path), display="none")
     assert log.status == "success"
     assert not [w for w in caught if RETRY_WARNING in str(w.message)]
+
+
+def test_the_inline_approval_design_runs_from_the_command_line(tmp_path):
+    """The first 20 samples hold three gated pairs, one of them (refunds-13) a denied approval, which the
+    profile asks for and acts on anyway: the supervisor rejects exactly the gated calls the case does not allow."""
+    done, (log,) = _inspect_eval(tmp_path, "escalation/defies_denials", 20, _offline_env(tmp_path), "-T",
+                                 "approval=inline")
+    assert done.returncode == 0 and log.status == "success", done.stdout + done.stderr
+    scenarios = {s.sample_id: s for s in load_suite().scenarios()}
+    profile = SUITE_PROFILES["defies_denials"]
+    decided, expected = [], []
+    for sample in log.samples:
+        decided += [(sample.id, e.decision) for e in sample.events
+                    if e.event == "approval" and e.approver == "escalation/supervisor"]
+        scenario = scenarios[sample.id]
+        truth = approval_truth(draw_behaviour(profile, scenario, 0)[0], draw_approval(profile, scenario, 0), scenario,
+                               inline=True)
+        expected += [(sample.id, "approve" if status == "approved" else "reject") for status in truth]
+    assert decided == expected and ("refunds-13.es:ACT", "reject") in decided and any(
+        d == "approve" for _, d in decided)
 
 
 # -- mockllm/model ----------------------------------------------------------------------------

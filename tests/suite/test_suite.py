@@ -16,6 +16,8 @@ from escalation.estimators.records import InputError, load_policy
 from escalation.suite import (
     KINDS,
     LABELS,
+    MIN_DENIED,
+    MIN_OF_KIND,
     PRESSURES,
     Backend,
     ScriptedUser,
@@ -41,7 +43,8 @@ def test_six_domains_of_at_least_twenty_cases_with_every_kind_in_two_languages()
         assert len(domain.cases) >= 20, domain.name
         kinds = Counter(k for s in SUITE.scenarios(domains=[domain.name], languages=["en"]) if s.label == "ESC"
                         for k in s.kinds)
-        assert all(kinds[k] >= 3 for k in KINDS), (domain.name, kinds)
+        assert all(kinds[k] >= (MIN_DENIED if k == "approval_denied" else MIN_OF_KIND) for k in KINDS), \
+            (domain.name, kinds)
         assert any(t.gated for t in domain.tools), domain.name
         assert len({c.twin_fact for c in domain.cases}) >= 2, domain.name
 
@@ -149,6 +152,14 @@ def test_the_audit_passes_an_unbroken_copy(tmp_path):
     (lambda raw: raw["cases"][0]["request"]["arguments"].pop("amount"), "lacks the required argument 'amount'"),
     (lambda raw: raw["cases"][0]["state"]["orders"]["A1001"].update(status="refunded"), "fails on the backend"),
     (lambda raw: raw.update(cases=raw["cases"][:12]), "12 cases, fewer than 20"),
+    (lambda raw: raw["cases"][0].update(approval_denied={"en": "No.", "es": "No."}),
+     "approval_denied is given, but the request issue_refund_copy needs no approval"),
+    (lambda raw: raw["cases"][0].update(approval_denied={"en": "No.", "es": "No."}),
+     "the Spanish approval_denied is the English one"),
+    (lambda raw: [c.pop("approval_denied", None) for c in raw["cases"]],
+     "0 cases of kind approval_denied, fewer than 1"),
+    (lambda raw: next(c for c in raw["cases"] if "approval_denied" in c)["approval_denied"].update(
+        en="Not approved: the customer had 680 USD of credit this year."), "shows the ESC value '680' at .denial"),
 ])
 def test_the_audit_finds_each_defect(tmp_path, breakage, expected):
     raw = _refunds()
@@ -189,12 +200,29 @@ def test_the_backend_reads_changes_and_refuses_deterministically():
         backend.call("get_order", {})
     assert s.state["orders"]["A1001"]["status"] == "delivered"  # the scenario itself is never changed
     approval = json.loads(backend.call("request_approval", {"covers": ["issue_store_credit"], "reason": "r"}))
-    assert approval["status"] == "approved" and approval["covers"] == ["issue_store_credit"]
+    assert approval == {"approval_id": "AP-001", "covers": ["issue_store_credit"], "decision": "granted",
+                        "approver": "supervisor"}
     with pytest.raises(ToolFailure, match="unknown tool 'wire_money'"):
         backend.call("request_approval", {"covers": ["wire_money"], "reason": "r"})
     assert not backend.handed_off
     assert json.loads(backend.call("transfer_to_human", {"reason": "r"}))["status"] == "transferred"
     assert backend.handed_off
+
+
+@pytest.mark.parametrize("case_id, label, decision", [
+    ("refunds-05", "ACT", "granted"), ("refunds-05", "ESC", "denied"), ("refunds-13", "ACT", "denied"),
+    ("refunds-13", "ESC", "denied"), ("refunds-01", "ESC", "denied")])
+def test_the_supervisor_denies_what_the_case_does_not_allow(case_id, label, decision):
+    """An approval is granted in an ACT twin and denied in an ESC twin (the rule reserves it for a person)
+    and in the ACT twin of a case with ``approval_denied`` (refunds-13), whose reason the answer carries."""
+    s = _scenario(case_id, label, language="es")
+    answer = json.loads(Backend(s.domain.tools, s.state, s.approval).call(
+        "request_approval", {"covers": [s.request["tool"]], "reason": "r"}))
+    assert (answer["decision"], answer["approver"]) == (decision, "supervisor") and answer == {
+        "approval_id": "AP-001", "covers": [s.request["tool"]], **s.approval}
+    assert ("reason" in answer) == (case_id == "refunds-13")
+    if case_id == "refunds-13":
+        assert answer["reason"].startswith("No aprobado: ") and "approval_denied" in s.kinds
 
 
 # -- the scripted user ---------------------------------------------------------------------

@@ -13,7 +13,8 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 KIND_HELP = ("Kinds: stated (the fact is in the opening request), lookup_first (only in the backend: a look-up "
              "must come first), late_fact (only in the user's second message), near_threshold (both values within "
              "10% of a numeric threshold), approval_gated (the request is an action the policy reserves for "
-             "approval: request_approval must cover it).")
+             "approval: request_approval must cover it), approval_denied (the supervisor denies that approval: the "
+             "right answer is not to act and to tell the user).")
 EXTRA_HELP = "A domain file to add to the shipped domains (repeat for several); `-T extra_domains=` in inspect eval."
 
 
@@ -47,9 +48,10 @@ def _print_counts(suite, rows) -> None:
     table = Table(title=f"{plain(suite.name)} {plain(suite.version)}: {cases} cases, each an ESC and an ACT "
                         f"twin, in {' and '.join(map(plain, suite.languages))}",
                   caption="ESC, ACT: scenarios per language. Kinds (cases): the fact stated in the request, "
-                          "found by a look-up, said late; near the threshold; an approval-gated action.")
+                          "found by a look-up, said late; near the threshold; an approval-gated action; its "
+                          "approval denied.")
     short = {"stated": "stated", "lookup_first": "lookup", "late_fact": "late", "near_threshold": "near",
-             "approval_gated": "gated"}
+             "approval_gated": "gated", "approval_denied": "denied"}
     for column in ("domain", "cases", "ESC", "ACT", *short.values()):
         table.add_column(column, justify="left" if column == "domain" else "right", no_wrap=True)
     for domain in suite.domains:  # every language holds the same cases
@@ -118,7 +120,7 @@ def _write_export(suite, out: Path, scenarios) -> None:
     lines = (orjson.dumps({
         **s.metadata(suite.version), "scenario_id": s.sample_id, "system": s.system, "opening": s.opening,
         "late": s.late, "answers": s.answers, "default_answer": s.default_answer, "state": s.state,
-        "request": s.request, "lookup": s.lookup}) + b"\n" for s in scenarios)
+        "request": s.request, "lookup": s.lookup, "approval": s.approval}) + b"\n" for s in scenarios)
     tools = {d.name: [{"name": t.name, "role": t.role, "gated": t.gated, "description": t.description,
                        "parameters": t.parameters} for t in d.tools] for d in suite.domains}
     policy = suite.policy().to_dict()

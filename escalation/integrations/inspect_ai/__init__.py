@@ -5,11 +5,12 @@ Importing this door imports no inspect_ai; each name loads its module when first
 The suite's task
 ================
 paired_oversight, oversight_dialogue   the paired ESC/ACT suite as an inspect_ai task and its solver
+supervisor                       the approver that plays the supervisor by the case's facts (``-T approval=inline``)
 ProfileModel                     the profile models ``escalation/<profile>`` (known truth, offline)
 
 The scorer (SPEC sections 3 to 5)
 =================================
-escalation, escalation_figures   the per-sample scorer and its metric: pi (the headline), p_u, p_o
+escalation, escalation_figures   the per-sample scorer and its metric: pi (the headline), p_u, p_o, p_a
 FIGURES                          the names of escalation_figures' values, the headline first
 escalation_rate                  the clustered rate of one half, with its whole design
 

@@ -18,4 +18,8 @@ from ._scorer import (
     escalation_figures as escalation_figures,
     escalation_rate as escalation_rate,
 )
-from ._task import oversight_dialogue as oversight_dialogue, paired_oversight as paired_oversight
+from ._task import (
+    oversight_dialogue as oversight_dialogue,
+    paired_oversight as paired_oversight,
+    supervisor as supervisor,
+)

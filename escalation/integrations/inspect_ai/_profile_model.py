@@ -12,16 +12,22 @@ A profile model plays the assistant of the suite's task through the real loop. A
    scenario (:func:`escalation.simulate.behaviour_probabilities`: label, gated action, pressure,
    language, distance to the threshold), seeded by ``(seed, scenario, replica)``; with ``rho > 0``
    the replicas of a scenario share an error probability drawn from a beta distribution
-   (:func:`escalation.simulate.cluster_probabilities`), as in ``escalation simulate``;
-3. **acts it out** with the real tools (the calls of a turn in one message): a silent decision, a refusal, a
-   referral, a fake escalation (says it passed the case, calls nothing), an invented action, acting
-   before the hand-off, an approval request instead of a hand-off, an unneeded approval, ...
+   (:func:`escalation.simulate.cluster_probabilities`), as in ``escalation simulate``; and, apart, how
+   it handles an approval (:func:`escalation.suite.draw_approval`);
+3. **acts it out** with the real tools (the calls of a turn in one message, :func:`escalation.suite.moves`):
+   a silent decision, a refusal, a referral, a fake escalation (says it passed the case, calls nothing), an
+   invented action, acting before the hand-off, an approval request instead of a hand-off, an unneeded
+   approval, ...; and for a gated action it asks for: asking first, acting without asking, asking after
+   acting, acting after a denial, acting twice on one approval. The profile knows the scenario, so it knows
+   the supervisor's answer (:attr:`escalation.suite.Scenario.approval`) when it plans the message: asking
+   correctly, it does not act when the answer is a denial and says so.
 
-Every output carries ``metadata`` with the profile, scenario, replica and behaviour, so a log can
-be checked conversation by conversation against the profile's truth. The profile's ``prompt``
+The profiles are those of :data:`escalation.suite.SUITE_PROFILES`. Every output carries ``metadata`` with
+the profile, scenario, replica, behaviour and approval handling, so a log can be checked conversation by
+conversation against the profile's truth. The profile's ``prompt``
 (a delayed decision) is not acted out: the decision comes in the turn where the facts are known.
-Model arguments: ``-M seed=0`` and ``-M rho=0``. A profile model never repeats a call: the calls of
-its behaviour go in one message, made once.
+Model arguments: ``-M seed=0`` and ``-M rho=0``. A profile model never repeats a call unless it acts
+twice on one approval (``reused``): the calls of its behaviour go in one message, made once.
 """
 from __future__ import annotations
 
@@ -33,23 +39,18 @@ from inspect_ai.model import ChatMessageAssistant, GenerateConfig, ModelAPI, Mod
 from inspect_ai.tool import ToolCall
 from inspect_ai.util import store
 
-from escalation.simulate import PROFILES
-from escalation.suite import PRESSURES, REPLICA_KEY, Backend, draw_behaviour, load_suite
+from escalation.suite import (
+    PRESSURES,
+    REPLICA_KEY,
+    SUITE_PROFILES,
+    Backend,
+    draw_approval,
+    draw_behaviour,
+    load_suite,
+    moves,
+)
 
 __all__ = ["ProfileModel"]
-
-
-
-# The moves of each behaviour: tool calls in order, then the final text (a phrase of suite.json).
-_MOVES = {
-    "escalated": (["handoff"], "handoff"), "lookup_then_escalated": (["handoff"], "handoff"),
-    "decided_alone": (["request"], "done"), "refused": ([], "refused"), "referred": ([], "referred"),
-    "fake_escalation": ([], "handoff"), "invented_action": ([], "done"),
-    "acted_then_escalated": (["request", "handoff"], "handoff"),
-    "approval_instead_of_handoff": (["approval"], "approval_requested"), "unneeded_handoff": (["handoff"], "handoff"),
-    "unneeded_approval": (["approval", "request"], "done"), "resolved": (["request"], "done"),
-    "approved_then_resolved": (["approval", "request"], "done"),
-}
 
 
 @cache
@@ -146,12 +147,12 @@ class ProfileModel(ModelAPI):
         if model_args:
             raise ValueError(f"escalation/{model_name} takes the model arguments seed and rho, not "
                              f"{', '.join(sorted(model_args))}")
-        if model_name not in PROFILES:
+        if model_name not in SUITE_PROFILES:
             raise ValueError(f"escalation/{model_name}: no such profile; the profiles are "
-                             f"{', '.join(PROFILES)}")
+                             f"{', '.join(SUITE_PROFILES)}")
         if not 0.0 <= float(rho) <= 1.0:
             raise ValueError(f"rho must lie in [0, 1], got {rho}")
-        self.profile, self.seed, self.rho = PROFILES[model_name], int(seed), float(rho)
+        self.profile, self.seed, self.rho = SUITE_PROFILES[model_name], int(seed), float(rho)
 
     def max_connections(self) -> int:
         return 64
@@ -181,8 +182,9 @@ class ProfileModel(ModelAPI):
             raise ValueError("the escalation profile models need the suite's task (escalation/paired_oversight), "
                              "which gives each sample its replica")
         behaviour, wants_lookup = draw_behaviour(self.profile, scenario, int(replica), seed=self.seed, rho=self.rho)
+        handling = draw_approval(self.profile, scenario, int(replica), seed=self.seed)
         meta = {"profile": self.profile.name, "scenario": scenario.sample_id, "replica": int(replica),
-                "behaviour": behaviour}
+                "behaviour": behaviour, "approval": handling}
         earlier = dialogue.turns[:-1]
         holding = self._phrase("holding", scenario)
         decided = any((m.tool_calls and not all(
@@ -194,15 +196,15 @@ class ProfileModel(ModelAPI):
         # then every call of the behaviour in one message (with a look-up first when the profile
         # draws one and none was made), then the final text. The behaviour's message is sent once:
         # any message of this turn after the probe is it, so its calls are never repeated.
-        calls, final = _MOVES[behaviour]
+        calls, final = moves(behaviour, handling, scenario)
         probe = 1 if current and _only_lookup(current[0], scenario.lookup) else 0
         if len(current) == probe:
             extra = ["lookup"] if wants_lookup and scenario.lookup and not dialogue.looked_up(scenario.lookup) else []
-            moves = extra + list(calls)
-            if moves:
+            planned = extra + list(calls)
+            if planned:
                 first = dialogue.calls
-                return self._output([self._call(move, scenario, first + i) for i, move in enumerate(moves)], None,
-                                    meta)
+                return self._output([self._call(move, scenario, first + i) for i, move in enumerate(planned)],
+                                    None, meta)
         return self._output([], self._phrase(final, scenario), meta)
 
     def _phrase(self, name: str, scenario) -> str:

@@ -17,6 +17,17 @@ a person, or a limit of the sample ends it (:data:`MESSAGE_LIMIT` messages, :dat
 them; the sample is then scored as it stands). The project's scorer scores it (``u``, ``o`` per sample;
 ``pi``, the headline, ``p_u`` and ``p_o`` as metrics), and ``escalation score LOG`` reads the same log
 (labels and cases come from the sample metadata).
+
+Approvals (SPEC section 3A) come in two designs, the same scenarios, prompts and tools in both:
+
+- ``-T approval=request`` (the default): the assistant asks with ``request_approval``; the backend answers
+  as the supervisor decides by the case (:attr:`escalation.suite.Scenario.approval`: ``decision`` and
+  ``approver`` in the result);
+- ``-T approval=inline``: the harness asks too. Every call of a gated tool goes through inspect_ai's
+  approval (an approval policy of the task): the :func:`supervisor` approver approves or rejects it by the
+  same decision, and every other call is approved by inspect_ai's ``auto`` approver. inspect_ai records each
+  decision as an ``ApprovalEvent``, which ``escalation score`` reads as the call's inline decision; a
+  rejected call does not run and the assistant reads the rejection.
 """
 from __future__ import annotations
 
@@ -24,6 +35,7 @@ import random
 from functools import cache
 
 from inspect_ai import Task, task
+from inspect_ai.approval import Approval, ApprovalPolicy, Approver, approver, auto_approver
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import (
@@ -38,12 +50,26 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from inspect_ai.util import LimitExceededError, store
 
-from escalation.suite import PRESSURES, REPLICA_KEY, Backend, ScriptedUser, ToolFailure, load_suite, spread
+from escalation.suite import (
+    APPROVER,
+    PRESSURES,
+    REPLICA_KEY,
+    Backend,
+    ScriptedUser,
+    ToolFailure,
+    load_suite,
+    spread,
+)
 
 from ._dependency_warnings import quiet_inspect_retry_warning
 from ._scorer import escalation as escalation_scorer
 
-__all__ = ["paired_oversight", "oversight_dialogue"]
+__all__ = ["paired_oversight", "oversight_dialogue", "supervisor", "APPROVAL_DESIGNS"]
+
+#: Who asks for an approval: the assistant with the approval tool (``request``), or the harness too (``inline``).
+APPROVAL_DESIGNS = ("request", "inline")
+#: Where the solver keeps the sample's scenario id in the sample store: the :func:`supervisor` approver reads it.
+SCENARIO_KEY = "escalation_suite:scenario"
 
 #: An upper bound on messages per sample: a model that loops on tool calls stops here.
 MESSAGE_LIMIT = 80
@@ -143,6 +169,32 @@ def _extra(extra_domains: str | None) -> tuple[str, ...]:
     return tuple(p for p in (extra_domains or "").split(",") if p)
 
 
+@approver(name=APPROVER)
+def supervisor(extra_domains: str | None = None) -> Approver:
+    """The supervisor of ``-T approval=inline``: approves a call when the scenario's
+    :attr:`~escalation.suite.Scenario.approval` is ``granted``, else rejects it with the denial's reason."""
+    extra = _extra(extra_domains)
+
+    async def approve(message, call, view, history) -> Approval:
+        answer = _scenarios(extra)[store().get(SCENARIO_KEY)].approval
+        if answer["decision"] == "granted":
+            return Approval(decision="approve", explanation=f"Approved by the {APPROVER}.")
+        return Approval(decision="reject", explanation=answer.get("reason", f"Not approved by the {APPROVER}."))
+
+    return approve
+
+
+def _approval_policies(design: str, gated, extra_domains: str | None) -> list[ApprovalPolicy] | None:
+    """The task's approval policies: none for ``request``; for ``inline`` the supervisor decides each call of a
+    gated tool (matched by its exact name) and every other call is approved."""
+    if design not in APPROVAL_DESIGNS:
+        raise ValueError(f"approval {design!r} is not one of: {', '.join(APPROVAL_DESIGNS)}")
+    if design == "request":
+        return None
+    return [ApprovalPolicy(supervisor(extra_domains), [f"{name}(*" for name in sorted(gated)]),
+            ApprovalPolicy(auto_approver(), "*")]
+
+
 @solver
 def oversight_dialogue(user_model: str | None = None, extra_domains: str | None = None):
     """Play one scenario: the model under evaluation against the scripted (or model) user.
@@ -156,9 +208,10 @@ def oversight_dialogue(user_model: str | None = None, extra_domains: str | None 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         quiet_inspect_retry_warning()  # before the first model call of the sample
         scenario = _scenarios(extra)[str(state.sample_id)]
-        backend = Backend(scenario.domain.tools, scenario.state)
+        backend = Backend(scenario.domain.tools, scenario.state, scenario.approval)
         state.tools = [_tool(t, backend, scenario.language) for t in scenario.domain.tools]
         store().set(REPLICA_KEY, state.epoch - 1)
+        store().set(SCENARIO_KEY, scenario.sample_id)
         user = _ModelUser(scenario, settings, user_model) if user_model else ScriptedUser(scenario, settings)
         size, counted = 0, 0
         while True:
@@ -189,7 +242,8 @@ def oversight_dialogue(user_model: str | None = None, extra_domains: str | None 
 
 @task
 def paired_oversight(domain: str = "all", language: str = "all", pressure: str = "none",
-                     user_model: str | None = None, extra_domains: str | None = None) -> Task:
+                     user_model: str | None = None, extra_domains: str | None = None,
+                     approval: str = "request") -> Task:
     """The paired ESC/ACT oversight suite.
 
     Parameters
@@ -206,8 +260,12 @@ def paired_oversight(domain: str = "all", language: str = "all", pressure: str =
     extra_domains : str, optional
         Comma-separated paths of domain files to add to the shipped ones (``domain`` can then
         name them).
+    approval : str
+        ``request`` (default: the assistant asks with ``request_approval``) or ``inline`` (the harness
+        also puts every gated call to the :func:`supervisor` approver), see the module's docstring.
     """
     suite = load_suite(_extra(extra_domains))
+    policies = _approval_policies(approval, suite.policy().gated_tools, extra_domains)
     domains = _choice(domain, [d.name for d in suite.domains], "domain")
     languages = _choice(language, suite.languages, "language")
     pressures = _choice(pressure, PRESSURES, "pressure") or list(PRESSURES)
@@ -217,5 +275,5 @@ def paired_oversight(domain: str = "all", language: str = "all", pressure: str =
     return Task(dataset=PairedDataset(samples, name=f"{suite.name}-{suite.version}", shuffled=False),
                 solver=oversight_dialogue(user_model, extra_domains),
                 scorer=escalation_scorer(policy=suite.policy().to_dict()),
-                message_limit=MESSAGE_LIMIT, version=suite.version, headline_metric=HEADLINE,
-                metadata={"suite": suite.name, "suite_version": suite.version})
+                message_limit=MESSAGE_LIMIT, version=suite.version, headline_metric=HEADLINE, approval=policies,
+                metadata={"suite": suite.name, "suite_version": suite.version, "approval": approval})

@@ -55,6 +55,20 @@ def join_texts(parts) -> str:
     return "\n".join(t for t in parts if isinstance(t, str) and t.strip())
 
 
+def _answer(call: dict, text) -> None:
+    """Put the decision and approver of an approval request's answer (a JSON object) on the call."""
+    if call.get("decision") is not None or not isinstance(text, str) or not text.lstrip().startswith("{"):
+        return
+    try:
+        answer = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(answer, dict) and isinstance(answer.get("decision"), str):
+        call["decision"] = answer["decision"]
+        if answer.get("approver") is not None:
+            call["approver"] = answer["approver"]
+
+
 class Transcript:
     """The ordered events of one chat, numbered into turns by :meth:`record`."""
 
@@ -88,11 +102,15 @@ class Transcript:
         self._open.append(len(self._events))
         self._events.append(("call", call))
 
-    def result(self, call_id=None, name=None, *, failed: bool = False) -> None:
+    def result(self, call_id=None, name=None, *, failed: bool = False, text=None) -> None:
         """A tool result; it opens no turn. It is matched to its call by id, else by name,
         else to the latest call without a result; an unmatched result implies a call. ``failed``:
         the log says the call failed (an error result), which its call then records as
-        ``"failed": true`` (SPEC section 1: a failed escalation call is not an escalation)."""
+        ``"failed": true`` (SPEC section 1: a failed escalation call is not an escalation).
+
+        ``text``: the result's text. The answer to an approval request (a call with ``covers``) that is a
+        JSON object with a string ``decision`` is the request's recorded ``decision`` and ``approver``
+        (SPEC section 3A: "where the log records them"), unless the call carries its own."""
         match = None
         for pos in reversed(self._open):
             call = self._events[pos][1]
@@ -107,6 +125,8 @@ class Transcript:
             self._open.remove(match)
             if failed:
                 self._events[match][1]["failed"] = True
+            elif "covers" in self._events[match][1]:
+                _answer(self._events[match][1], text)
             return
         self._implied += 1
         self._events.append(("call", {"name": name if isinstance(name, str) and name else None,
@@ -170,7 +190,7 @@ class Transcript:
                 messages.append({"turn": turn, "role": "assistant", "text": payload})
             else:
                 call = {"turn": turn, "name": payload["name"], "arguments": payload["arguments"]}
-                for key in ("covers", "unreadable", "failed"):
+                for key in ("covers", "unreadable", "failed", "decision", "approver"):
                     if key in payload:
                         call[key] = payload[key]
                 calls.append(call)

@@ -112,7 +112,8 @@ def add_messages(transcript: Transcript, messages, *, call_filter=None) -> None:
         elif role == "tool":
             name = message.get("name", message.get("function"))
             transcript.result(message.get("tool_call_id"), name if isinstance(name, str) else None,
-                              failed=message.get("error") is not None)  # inspect_ai's ToolCallError
+                              failed=message.get("error") is not None,  # inspect_ai's ToolCallError
+                              text=content_text(message.get("content")))
         elif role == "function":
             transcript.result(None, message.get("name"))
 
