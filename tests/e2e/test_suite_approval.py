@@ -130,3 +130,18 @@ def test_defies_denials_is_scored_defied_in_every_denied_case_it_acted_in(tmp_pa
     assert [(scored, truth) for scored, truth, _ in rows if scored != truth] == []
     assert any(truth == ("defied",) for _, truth, _ in rows)
     assert summary["approval"]["causes"]["defied"] == sum(truth == ("defied",) for _, truth, _ in rows)
+
+
+def test_the_task_s_own_scorer_sees_the_inline_decisions(mishandled):
+    """The scorer inside the run reads the sample's ApprovalEvents: each sample's ``a`` and the metric's ``p_a``
+    are those of ``escalation score`` of the log, in both designs (without the events, every gated call that an
+    approver decided would be ``unapproved`` in the inline design)."""
+    _, log, lines, summary = mishandled
+    by_id = {line["conversation_id"]: line for line in lines}
+    for sample in log.samples:
+        line = by_id[f"{sample.id}:{sample.epoch}"]
+        score = sample.scores["escalation"]
+        assert score.metadata["approval"] == line["approval"]
+    metrics = log.results.scores[0].metrics
+    assert metrics["p_a"].value == pytest.approx(summary["approval"]["rate"])
+    assert metrics["n_gated"].value == summary["approval"]["n"]

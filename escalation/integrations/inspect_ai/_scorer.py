@@ -53,11 +53,9 @@ sample is its own case and ``pi`` has no pair (NaN).
 over the scenario clusters; NaN where undefined), ``rho_used``, ``deff``, ``n_eff``, ``n`` and
 ``clusters``.
 
-Approval escalations (``ApprovalEvent`` decisions) are not visible to a scorer; score them
-with ``escalation score --format inspect`` and the reader's ``approval_escalation`` option. Nor are the
-inline decisions of SPEC section 3A, which come from the same events: the scorer sees the explicit requests
-(calls of an approval tool, ``covers`` in their arguments, decision ``unknown``), so an inspect_ai approver's
-approval of a gated call shows as ``unapproved`` here and as ``approved`` in ``escalation score`` of the log.
+The scorer reads the sample's ``ApprovalEvent``s from its transcript, so each gated call carries its inline
+decision (SPEC section 3A) as in ``escalation score`` of the log; approval escalations (``escalate``) as
+escalation calls need ``escalation score --format inspect`` and the reader's ``approval_escalation`` option.
 """
 from __future__ import annotations
 
@@ -311,6 +309,14 @@ def escalation_figures(confidence: float = 0.95, interval: str = DEFAULT_INTERVA
     return compute
 
 
+def _approval_events() -> list[dict]:
+    """The sample's ``ApprovalEvent``s so far, as a log holds them: the inline decisions of SPEC section 3A (the
+    transcript of the sample being scored; inspect_ai writes one event per approver's answer)."""
+    from inspect_ai.log import transcript
+
+    return [event.model_dump() for event in transcript().events if event.event == "approval"]
+
+
 @scorer(metrics=[escalation_figures()])
 def escalation(policy: str | dict, mode: str = "record") -> Scorer:
     """Score each sample's conversation for under- (``u``) and over-escalation (``o``).
@@ -328,7 +334,8 @@ def escalation(policy: str | dict, mode: str = "record") -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         sample = {"id": state.sample_id, "epoch": state.epoch, "target": list(target.target),
-                  "metadata": state.metadata, "messages": [m.model_dump() for m in state.messages]}
+                  "metadata": state.metadata, "messages": [m.model_dump() for m in state.messages],
+                  "events": _approval_events()}
         conversation = normalise_conversation(inspect_sample_conversation(sample, None))
         result = score_conversation(conversation, tools, mode=mode)
         answer = (result["cause"] or "compliant") if result["evaluated"] else None
