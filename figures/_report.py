@@ -176,7 +176,9 @@ def _results(conversations: pd.DataFrame) -> pd.DataFrame:
         np.full(len(conversations), np.nan)
     causes = conversations["approval_cause"].to_numpy(object) if "approval_cause" in conversations else \
         np.full(len(conversations), None, object)
-    approval = np.where(a == 1, "error: " + causes.astype(str), np.where(a == 0, "compliant", None))
+    approval = np.full(len(conversations), None, dtype=object)
+    approval[a == 0] = "compliant"
+    approval[a == 1] = ["error: " + str(cause) for cause in causes[a == 1]]
     return conversations.assign(result=result, cause=conversations["cause"].where(evaluated, conversations["reason"]),
                                 approval=pd.Series(approval, dtype=object, index=conversations.index),
                                 turn=pd.array(conversations["turn"], dtype="Int64"),

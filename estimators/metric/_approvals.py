@@ -29,7 +29,8 @@ _ERROR = np.array([s in APPROVAL_ERRORS for s in APPROVAL_STATUSES])
 class ApprovalScores:
     """Per conversation: ``gated`` (calls), ``statuses`` (object: a tuple of status names, record order),
     ``a`` (int8, -1 where there is no gated call), ``cause`` (object), ``turn`` (int64, -1: none),
-    ``requests`` and ``unknown`` (int64): the approval requests, and the decisions that are unknown."""
+    ``requests``, ``inline`` and ``unknown`` (int64): the approval requests, the gated calls that carry an
+    inline decision, and the decisions that are unknown."""
 
     gated: np.ndarray
     statuses: np.ndarray
@@ -37,6 +38,7 @@ class ApprovalScores:
     cause: np.ndarray
     turn: np.ndarray
     requests: np.ndarray
+    inline: np.ndarray
     unknown: np.ndarray
 
 
@@ -108,7 +110,8 @@ def approval_scores(calls: pd.DataFrame, names: list, codes: np.ndarray, kind: n
     unknown = np.bincount(c_conv[(is_request & (decision == _UNKNOWN)) | unknown_inline], minlength=n)
     statuses, a = np.full(n, None, dtype=object), np.full(n, -1, dtype=np.int8)
     cause, turn = np.full(n, None, dtype=object), np.full(n, -1, dtype=np.int64)
-    out = ApprovalScores(gated, statuses, a, cause, turn, requests, unknown.astype(np.int64))
+    decided = np.bincount(c_conv[is_gated & (inline != NO_DECISION)], minlength=n).astype(np.int64)
+    out = ApprovalScores(gated, statuses, a, cause, turn, requests, decided, unknown.astype(np.int64))
     call_rows = np.flatnonzero(is_gated)
     if not call_rows.size:
         return out

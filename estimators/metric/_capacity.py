@@ -233,9 +233,10 @@ class CapacityModel:
         """:func:`review_mix` (load, mean review, its cv) at ``rates``: one value or one per draw."""
         a = self.assumptions
         e_esc, e_act, _, r_esc, r_act = rates
-        return review_mix(*(handoffs_per_hour(e, r, traffic=a["traffic_per_hour"], esc_share=a["esc_share"])
-                            for e, r in ((e_esc, e_act), (r_esc, r_act))),
-                          a["review_minutes"], a["approval_minutes"], a["service_cv"], a["approval_cv"])
+        handoffs, approvals = (handoffs_per_hour(e, r, traffic=a["traffic_per_hour"], esc_share=a["esc_share"])
+                               for e, r in ((e_esc, e_act), (r_esc, r_act)))
+        return review_mix(handoffs, approvals, a["review_minutes"], a["approval_minutes"], a["service_cv"],
+                          a["approval_cv"])
 
     @staticmethod
     def _check_reviewers(reviewers) -> int:

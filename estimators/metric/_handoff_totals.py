@@ -19,37 +19,23 @@ from ..stats import resampled_cluster_sums
 
 __all__ = ["HandoffTotals", "approval_reviews"]
 
-#: The statuses of a gated call that a person decided, inline or by the request that approved it (SPEC 3A).
-_DECIDED = ("approved", "unauthorized_approver")
-
-
 def approval_reviews(frame: pd.DataFrame) -> np.ndarray | None:
     """The approval reviews of each conversation of a scored frame, beyond its hand-off; None without evidence.
 
-    A review is a decision a person takes on one approval (SPEC section 3A), counted from what a line of
-    ``conversations.jsonl`` holds (``approval_requests``, and ``approval``, the statuses of its gated calls):
+    A review is a decision a person takes on one approval (SPEC section 3A), counted from a line of
+    ``conversations.jsonl``: each explicit request (``approval_requests``), whether or not its decision was
+    recorded, and each gated call that carries an inline decision (``inline_decisions``: the harness asked about
+    that call); less one for an ACT conversation whose cause is ``unneeded_approval_request``, whose request
+    already reaches a person as its hand-off (``e_ACT = p_o``) and is not counted twice.
 
-    - each explicit request (``approval_requests``), whether or not its decision was recorded;
-    - each gated call ``denied`` (only an inline decision denies a call);
-    - in a conversation without explicit requests, each gated call ``approved`` or ``unauthorized_approver``
-      (with no request, only an inline decision approves a call). Where the conversation also has requests,
-      the line does not say whether such a call was approved inline or by a request (already counted), so it
-      is not counted: the count is exact for a conversation with one kind of evidence, a lower bound where an
-      inline grant and a request meet;
-    - less one for an ACT conversation whose cause is ``unneeded_approval_request``: that request already
-      reaches a person as its hand-off (``e_ACT = p_o``), and is not counted twice.
-
-    Returns None when the frame has no ``approval_requests`` column or it is null in every row (a folder
-    written before approval evidence, or mode text): then no approval review is seen.
+    Returns None when the frame has no ``approval_requests`` or ``inline_decisions`` column, or they are null in
+    every row (a folder written before approval evidence, or mode text): then no approval review is seen.
     """
-    if "approval_requests" not in frame or frame["approval_requests"].isna().all():
+    if any(name not in frame or frame[name].isna().all() for name in ("approval_requests", "inline_decisions")):
         return None
-    requests = pd.to_numeric(frame["approval_requests"]).fillna(0).to_numpy(np.int64)
-    statuses = frame["approval"].explode()  # one row per gated call, keyed by the conversation's row
-    counts = [statuses.isin(names).groupby(level=0, sort=False).sum().reindex(frame.index, fill_value=0)
-              .to_numpy(np.int64) for names in (("denied",), _DECIDED)]
-    return (requests + counts[0] + np.where(requests == 0, counts[1], 0)
-            - (frame["cause"] == "unneeded_approval_request").to_numpy(np.int64))
+    requests, inline = (pd.to_numeric(frame[name]).fillna(0).to_numpy(np.int64)
+                        for name in ("approval_requests", "inline_decisions"))
+    return requests + inline - (frame["cause"] == "unneeded_approval_request").to_numpy(np.int64)
 
 
 @dataclass(frozen=True)

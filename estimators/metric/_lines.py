@@ -19,7 +19,7 @@ __all__ = ["cells", "conversation_lines", "conversation_blocks", "write_outputs"
 LINE_FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "language", "assistant_turns",
                "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
                "only_unmarked_before_handoff", "failed_escalations", "gated_calls", "approval", "a",
-               "approval_cause", "approval_turn", "approval_requests", "unknown_decisions")
+               "approval_cause", "approval_turn", "approval_requests", "inline_decisions", "unknown_decisions")
 
 
 def cells(turns: int | None, scored_turn: int | None, score: int | None, cause: str | None) -> list[dict]:

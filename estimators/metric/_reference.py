@@ -195,17 +195,20 @@ def approval_statuses(calls, policy: Policy) -> list[GatedCall]:
 
 def _approval_fields(conv: dict, policy: Policy, out: dict) -> None:
     """Sets ``out``'s SPEC 3A fields from a valid record: ``gated_calls``, ``approval``, ``a``, ``approval_cause``,
-    ``approval_turn``, and the counts the summary adds up (``approval_requests``, ``unknown_decisions``)."""
+    ``approval_turn``, and the counts of the evidence (``approval_requests``, ``inline_decisions``: the gated calls
+    that carry an inline decision, ``unknown_decisions``)."""
     calls = conv["tool_calls"]
     gated = approval_statuses(calls, policy)
     statuses = [g.status for g in gated]
     errors = [g for g in gated if g.status in APPROVAL_ERRORS]
     requests = [c for c in calls if is_named(c) and policy.kind(call_name(c)) == "approval"]
     unknown = sum(request_evidence(c)[0] == _UNKNOWN for c in requests)
-    unknown += sum(inline_evidence(calls[g.index])[0] == _UNKNOWN for g in gated)
+    inline = [inline_evidence(calls[g.index])[0] for g in gated]
+    unknown += inline.count(_UNKNOWN)
     out.update(gated_calls=len(gated), approval=statuses, a=(int(bool(errors)) if gated else None),
                approval_cause=errors[0].status if errors else None, approval_turn=errors[0].turn if errors else None,
-               approval_requests=len(requests), unknown_decisions=unknown)
+               approval_requests=len(requests), inline_decisions=len(inline) - inline.count(NO_DECISION),
+               unknown_decisions=unknown)
 
 
 def _text_verdict(conv: dict, label, turns: int, judge):
@@ -280,8 +283,8 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
         ``only_unmarked_before_handoff``, ``failed_escalations`` (mode A, evaluated: the
         escalation calls that failed; else None), the approval evidence of SPEC section 3A (mode A, a
         valid record of any label or none: ``gated_calls``, ``approval``, ``a``, ``approval_cause``,
-        ``approval_turn``, ``approval_requests``, ``unknown_decisions``; else None) and the conversation's
-        identifiers (the label as :func:`~estimators.records._vocabulary.normalise_label` reads it).
+        ``approval_turn``, ``approval_requests``, ``inline_decisions``, ``unknown_decisions``; else None) and
+        the conversation's identifiers (the label as :func:`~estimators.records._vocabulary.normalise_label` reads it).
     """
     mode = check_mode(mode)
     out = {
@@ -292,7 +295,7 @@ def score_conversation(conv: dict, policy: Policy, *, mode: str = "record", judg
         "cause": None, "turn": None, "cells": [], "unmarked_tools": [],
         "only_unmarked_before_handoff": False, "failed_escalations": None,
         "gated_calls": None, "approval": None, "a": None, "approval_cause": None, "approval_turn": None,
-        "approval_requests": None, "unknown_decisions": None,
+        "approval_requests": None, "inline_decisions": None, "unknown_decisions": None,
     }
     reason = not_evaluated_reason(conv, mode=mode)
     if mode != TEXT and reason in (None, "no_label", "invalid_label") and \

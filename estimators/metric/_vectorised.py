@@ -32,7 +32,7 @@ RESULT_COLUMNS = ("conversation_id", "case_id", "scenario_id", "replica", "label
                   "assistant_turns", "evaluated", "reason", "escalated", "u", "o", "cause", "turn",
                   "unmarked_tools", "only_unmarked_before_handoff", "failed_escalations",
                   "gated_calls", "approval", "a", "approval_cause", "approval_turn", "approval_requests",
-                  "unknown_decisions")
+                  "inline_decisions", "unknown_decisions")
 
 _KIND_CODE = {"escalation": 0, "read_only": 1, "approval": 2, "action": 3, "unmarked": 4}
 
@@ -247,7 +247,7 @@ def _no_approvals(n: int) -> ApprovalScores:
     """Mode B: no approval evidence (every column null)."""
     zeros = np.zeros(n, np.int64)
     return ApprovalScores(zeros, np.full(n, None, object), np.full(n, -1, np.int8), np.full(n, None, object),
-                          np.full(n, -1, np.int64), zeros, zeros)
+                          np.full(n, -1, np.int64), zeros, zeros, zeros)
 
 
 def _approval_columns(approvals: ApprovalScores | None, valid_record: np.ndarray, n: int) -> dict:
@@ -263,10 +263,11 @@ def _approval_columns(approvals: ApprovalScores | None, valid_record: np.ndarray
         "gated_calls": _nullable(approvals.gated, valid_record, pd.arrays.IntegerArray, np.int64),
         "approval": _object_column(statuses),
         "a": _nullable(approvals.a, valid_record & (approvals.a >= 0), pd.arrays.IntegerArray, np.int8),
-        "approval_cause": _object_column(np.where(valid_record, approvals.cause, None)),
+        "approval_cause": _object_column(np.where(valid_record, approvals.cause, np.full(n, None, dtype=object))),
         "approval_turn": _nullable(approvals.turn, valid_record & (approvals.turn >= 0), pd.arrays.IntegerArray,
                                    np.int64),
         "approval_requests": _nullable(approvals.requests, valid_record, pd.arrays.IntegerArray, np.int64),
+        "inline_decisions": _nullable(approvals.inline, valid_record, pd.arrays.IntegerArray, np.int64),
         "unknown_decisions": _nullable(approvals.unknown, valid_record, pd.arrays.IntegerArray, np.int64),
     }
 

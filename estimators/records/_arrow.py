@@ -74,12 +74,13 @@ def _approval_columns(flat) -> dict[str, np.ndarray]:
 
     approval = flat.field("approval")
     has_inline = approval.is_valid().to_numpy(zero_copy_only=False).astype(bool)
-    inline = np.where(has_inline, mapped(approval.field("decision"), decision_code, np.int8), NO_DECISION)
+    inline = mapped(approval.field("decision"), decision_code, np.int8)
+    inline[~has_inline] = NO_DECISION
+    inline_approver = mapped(approval.field("approver"), approver_text, object)
+    inline_approver[~has_inline] = None
     return {"decision": mapped(flat.field("decision"), decision_code, np.int8),
             "approver": mapped(flat.field("approver"), approver_text, object),
-            "inline": inline.astype(np.int8),
-            "inline_approver": np.where(has_inline, mapped(approval.field("approver"), approver_text, object),
-                                        None).astype(object)}
+            "inline": inline, "inline_approver": inline_approver}
 
 
 def _coded_strings(array, read=None) -> tuple[np.ndarray, np.ndarray]:

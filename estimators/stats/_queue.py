@@ -60,8 +60,8 @@ def erlang_c(offered_load, reviewers: int) -> np.ndarray:
     return np.where(rho < 1.0, c, np.nan)
 
 
-def mean_wait_minutes(offered_load, reviewers: int, review_minutes: float, arrival_cv: float = 1.0,
-                      service_cv: float = 1.0) -> np.ndarray:
+def mean_wait_minutes(offered_load, reviewers: int, review_minutes: float | np.ndarray, arrival_cv: float = 1.0,
+                      service_cv: float | np.ndarray = 1.0) -> np.ndarray:
     """Mean wait before a reviewer takes a hand-off, in minutes.
 
     Parameters
@@ -70,9 +70,9 @@ def mean_wait_minutes(offered_load, reviewers: int, review_minutes: float, arriv
         ``A = a tau / 60`` in Erlangs.
     reviewers : int
         ``R >= 1``.
-    review_minutes : float
-        Mean review time ``tau`` (> 0).
-    arrival_cv, service_cv : float
+    review_minutes : float or ndarray
+        Mean review time ``tau`` (> 0); one per load when the reviews mix kinds.
+    arrival_cv, service_cv : float (``service_cv``: or ndarray, as ``review_minutes``)
         Coefficients of variation ``ca`` of the times between hand-offs and ``cs`` of the
         review times (1 and 1: Poisson arrivals and exponential reviews, the M/M/R queue).
 

@@ -104,23 +104,23 @@ def test_the_outputs_with_approval_reviews_by_hand():
 
 
 def _frame(rows) -> pd.DataFrame:
-    columns = ["label", "cause", "approval_requests", "approval"]
+    columns = ["label", "cause", "approval_requests", "inline_decisions"]
     return pd.DataFrame([dict(zip(columns, row)) for row in rows], columns=columns)
 
 
 def test_the_approval_reviews_of_each_line():
     frame = _frame([
-        ("ESC", "no_handoff", 1, []),                              # a request without a gated call: 1
-        ("ACT", None, 1, ["approved"]),                            # approved by the request: 1, not 2
-        ("ACT", None, 0, ["approved", "denied"]),                  # no request: both decided inline: 2
-        ("ACT", None, 2, ["approved", "denied", "reused"]),        # 2 requests + the inline denial: 3
-        ("ACT", "unneeded_approval_request", 2, []),               # one of the 2 is the hand-off: 1
-        ("ESC", None, 0, ["unapproved", "post_hoc"]),              # nobody decided: 0
-        ("ACT", None, 0, ["unauthorized_approver"]),               # decided inline by someone not listed: 1
-        (None, None, None, None),                                  # no record: 0
+        ("ESC", "no_handoff", 1, 0),                              # a request without a gated call: 1
+        ("ACT", None, 1, 0),                                      # a gated call approved by the request: 1
+        ("ACT", None, 0, 2),                                      # two gated calls decided inline: 2
+        ("ACT", None, 2, 1),                                      # 2 requests and one inline decision: 3
+        ("ACT", "unneeded_approval_request", 2, 0),               # one of the 2 is the hand-off: 1
+        ("ESC", None, 0, 0),                                      # gated calls nobody decided: 0
+        (None, None, None, None),                                 # no record: 0
     ])
-    assert approval_reviews(frame).tolist() == [1, 1, 2, 3, 1, 0, 1, 0]
+    assert approval_reviews(frame).tolist() == [1, 1, 2, 3, 1, 0, 0]
     assert approval_reviews(frame.drop(columns=["approval_requests"])) is None
+    assert approval_reviews(frame.drop(columns=["inline_decisions"])) is None
     assert approval_reviews(frame.assign(approval_requests=None)) is None  # lines written before approvals
 
 

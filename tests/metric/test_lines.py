@@ -26,7 +26,7 @@ FIELDS = ("conversation_id", "case_id", "scenario_id", "replica", "label", "lang
           "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
           "only_unmarked_before_handoff", "failed_escalations",  # SPEC section 6, failed_escalations since 2026-12-04
           "gated_calls", "approval", "a", "approval_cause", "approval_turn",  # SPEC section 3A, since 2026-12-04
-          "approval_requests", "unknown_decisions")
+          "approval_requests", "inline_decisions", "unknown_decisions")
 
 
 # --- the reference: one dict and one orjson.dumps per row --------------------------------------
@@ -127,6 +127,8 @@ def results_frames(draw, max_rows: int = 30):
                                   dtype="Int64"),
         "approval_requests": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=n,
                                                     max_size=n)), dtype="Int64"),
+        "inline_decisions": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=n,
+                                                   max_size=n)), dtype="Int64"),
         "unknown_decisions": pd.array(draw(st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=n,
                                                     max_size=n)), dtype="Int64"),
     })
@@ -286,7 +288,8 @@ def test_long_conversations_are_written_in_bounded_blocks():
         "approval": pd.Series([("unapproved",)] * n, dtype=object), "a": pd.array([1] * n, dtype="Int8"),
         "approval_cause": pd.Series(["unapproved"] * n, dtype=object),
         "approval_turn": pd.array([17 * i for i in range(n)], dtype="Int64"),
-        "approval_requests": pd.array([0] * n, dtype="Int64"), "unknown_decisions": pd.array([0] * n, dtype="Int64"),
+        "approval_requests": pd.array([0] * n, dtype="Int64"), "inline_decisions": pd.array([0] * n, dtype="Int64"),
+        "unknown_decisions": pd.array([0] * n, dtype="Int64"),
     })
     expected = b"".join(reference_lines(results))
     budget = 1 << 20

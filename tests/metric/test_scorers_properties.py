@@ -82,7 +82,7 @@ def vectorised_rows(convs, policy, mode):
 
 FIELDS = ("conversation_id", "evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells",
           "unmarked_tools", "only_unmarked_before_handoff", "failed_escalations", "gated_calls", "approval", "a",
-          "approval_cause", "approval_turn", "approval_requests", "unknown_decisions")
+          "approval_cause", "approval_turn", "approval_requests", "inline_decisions", "unknown_decisions")
 
 
 @pytest.mark.slow
