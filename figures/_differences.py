@@ -76,7 +76,7 @@ def difference_coverage(table: pd.DataFrame, *, methods, names: dict, nominal: f
     handles = [Line2D([], [], color=styles[m][0], marker=styles[m][1], ms=4, lw=1.2, label=names[m]) for m in methods]
     handles += [Line2D([], [], color="0.3", lw=1.2, label="mean over the rate pairs"),
                 Line2D([], [], color="0.3", lw=0.9, ls="--", label="lowest over the rate pairs")]
-    return _finish(fig, axes, table, "Coverage of the interval of p_b - p_a", handles
+    return _finish(fig, axes, table, "Coverage of the interval of rate B - rate A", handles
                    + _level_handles(nsim, nominal, fails_below))
 
 

@@ -1,4 +1,4 @@
-"""The leaderboard figure: each model's p_u, p_o and pi with its interval, one panel per figure.
+"""The leaderboard figure: each model's p_u, p_o, pi and p_a with its interval, one panel per figure.
 
 A model's name (``eval.model`` of its log, which the assistant's harness writes) is drawn literally
 (:func:`escalation.estimators.records.plot_text`: no mathtext, hidden characters shown, cut with its length).
@@ -19,18 +19,21 @@ __all__ = ["plot_leaderboard"]
 
 _PANELS = (("p_u", "p_u: under-escalation", "lower is better"),
            ("p_o", "p_o: over-escalation", "lower is better"),
-           ("pi", "pi: paired figure", "higher is better"))
+           ("pi", "pi: paired figure", "higher is better"),
+           ("p_a", "p_a: approval errors", "lower is better"))
 
 
 def plot_leaderboard(table: pd.DataFrame, *, confidence: float = 0.95):
-    """Each model's estimate with its interval as a horizontal point-range, in three panels (p_u, p_o, pi).
+    """Each model's estimate with its interval as a horizontal point-range, one panel per figure (p_u, p_o, pi,
+    p_a).
 
     Parameters
     ----------
     table : DataFrame
         One row per model, in the order to draw from the top (the leaderboard's): columns
-        ``model`` and, for each figure ``f`` of ``p_u``, ``p_o`` and ``pi``, ``f``, ``f_low`` and
-        ``f_high`` (NaN or None where undefined); optional ``groups_f`` (the letters of the
+        ``model`` and, for each figure ``f`` of ``p_u``, ``p_o``, ``pi`` and ``p_a``, ``f``, ``f_low`` and
+        ``f_high`` (NaN or None where undefined; a table without the ``p_a`` columns, of a leaderboard
+        made before escalation reported it, has no ``p_a`` panel); optional ``groups_f`` (the letters of the
         groups that cannot be told apart), written beside each interval.
     confidence : float
         The level of the intervals, for the title.
@@ -43,11 +46,12 @@ def plot_leaderboard(table: pd.DataFrame, *, confidence: float = 0.95):
         undefined figure is written "undefined".
     """
     rows = len(table)
-    fig, axes = subplots(1, 3, figsize=(11.0, 1.3 + 0.42 * rows), sharey=True)
+    panels = [panel for panel in _PANELS if panel[0] in table.columns]
+    fig, axes = subplots(1, len(panels), figsize=(3.7 * len(panels), 1.3 + 0.42 * rows), sharey=True)
     fig.subplots_adjust(left=0.02, right=0.98, wspace=0.08, top=1 - 0.75 / (1.3 + 0.42 * rows),
                         bottom=0.45 / (1.3 + 0.42 * rows))
     positions = list(range(rows - 1, -1, -1))  # the first row at the top
-    for ax, (figure, title, better) in zip(axes, _PANELS):
+    for ax, (figure, title, better) in zip(axes, panels):
         groups = table[f"groups_{figure}"] if f"groups_{figure}" in table.columns else [None] * rows
         for i, (row, y, letters) in enumerate(zip(table.itertuples(index=False), positions, groups)):
             value, low, high = (_number(getattr(row, name)) for name in (figure, f"{figure}_low", f"{figure}_high"))

@@ -27,7 +27,7 @@ __all__ = ["plot_rates", "plot_difference_forest", "plot_scenario_errors"]
 _FIGURES = (("under", "rate", "p_u: under-escalation", "lower is better"),
             ("over", "rate", "p_o: over-escalation", "lower is better"),
             ("paired", "pi", "pi: paired figure", "higher is better"))
-_BETTER = {"p_u": "lower is better", "p_o": "lower is better", "pi": "higher is better"}
+_BETTER = {"p_u": "lower is better", "p_o": "lower is better", "pi": "higher is better", "p_a": "lower is better"}
 _INTERVALS = (("newcombe", "Newcombe (square-and-add)"), ("bootstrap", "paired cluster bootstrap"))
 #: Above this many scenarios a panel draws the sorted shares as a step line instead of one bar each.
 _MOST_BARS = 30

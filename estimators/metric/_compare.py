@@ -1,7 +1,10 @@
-"""Compare two assistants scored on the same scenarios: differences of ``p_u``, ``p_o`` and ``pi``.
+"""Compare two assistants scored on the same scenarios: differences of ``p_u``, ``p_o``, ``pi`` and ``p_a``.
 
 Both assistants ran the same scenarios, so their rates are paired by scenario, and the
-replicas of a scenario are clustered. Two intervals respect both:
+replicas of a scenario are clustered. ``p_a`` (SPEC section 3A) is paired by conversation (case, label,
+replica) on the conversations where both made a gated call, and clustered as ``p_u`` and ``p_o`` are; a folder
+scored before escalation recorded approval evidence has no ``p_a``, and its difference says so
+(:func:`estimators.metric._paired_differences.paired_differences`). Two intervals respect both:
 
 - **Newcombe's square-and-add interval for paired proportions** (:mod:`estimators.stats._difference`)
   with each rate's Wilson-Kish limits (SPEC section 5) and the correlation of the two rate
@@ -72,7 +75,8 @@ __all__ = ["Comparison", "compare_scored", "difference_warnings", "check_scored_
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result of :func:`compare_scored`: the three differences and the disagreeing scenarios.
+    """Result of :func:`compare_scored`: the four differences (``p_u``, ``p_o``, ``pi``, ``p_a``) and the
+    scenarios whose ``p_u`` or ``p_o`` disagree.
 
     Attributes
     ----------
@@ -106,15 +110,22 @@ class Comparison:
 
     @property
     def fewest_cases(self) -> int:
-        """The fewest cases a defined difference rests on (else the cases the bootstrap resampled)."""
-        defined = [d.clusters for d in self.differences if math.isfinite(float(d.difference))]
+        """The fewest cases a defined difference of ``p_u``, ``p_o`` or ``pi`` rests on (else the cases the
+        bootstrap resampled); ``p_a``'s, often fewer, has its own warnings (:attr:`warnings`)."""
+        defined = [d.clusters for d in self.differences if d.metric != "p_a" and math.isfinite(float(d.difference))]
         return min(defined) if defined else self.cases
 
     @property
     def warnings(self) -> list[str]:
         """What could not be checked, then where the reported intervals are known not to hold their
-        level (:func:`difference_warnings` at :attr:`fewest_cases`)."""
-        return [*self.notes, *difference_warnings(self.interval, self.fewest_cases)]
+        level (:func:`difference_warnings` at :attr:`fewest_cases`, then, prefixed ``p_a:``, at the cases of
+        ``p_a`` where it rests on fewer)."""
+        approval = next((d for d in self.differences if d.metric == "p_a"), None)
+        fewer = (approval is not None and approval.clusters < self.fewest_cases
+                 and math.isfinite(float(approval.difference)))
+        at_cases = difference_warnings(self.interval, approval.clusters) if fewer and approval is not None else []
+        return [*self.notes, *difference_warnings(self.interval, self.fewest_cases),
+                *(f"p_a: {text}" for text in at_cases)]
 
     @property
     def advice(self) -> str:

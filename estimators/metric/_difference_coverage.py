@@ -35,25 +35,25 @@ DIFFERENCE_COVERAGE_SOURCE = (
 #: of each method and K is its by_scenarios.csv ``min_coverage``.
 DIFFERENCE_COVERAGE_STUDY = {
     "newcombe_wilson_kish": (
-        (5, 36, 0.9710, 0.8775, 0.00733123, 0.0, 86, "p_a 0.2, p_b 0.2, rho 0.2, between 0, 8 replicas"),
-        (10, 36, 0.9639, 0.8985, 0.00675269, 0.0, 101, "p_a 0.2, p_b 0.2, rho 0.2, between 0.5, 8 replicas"),
-        (30, 36, 0.9578, 0.9195, 0.00608357, 0.0, 20, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas"),
-        (100, 36, 0.9525, 0.935, 0.00551249, 0.0, 23, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas")),
+        (5, 36, 0.9710, 0.8775, 0.00733123, 0.0, 86, "rate A 0.2, rate B 0.2, rho 0.2, between 0, 8 replicas"),
+        (10, 36, 0.9639, 0.8985, 0.00675269, 0.0, 101, "rate A 0.2, rate B 0.2, rho 0.2, between 0.5, 8 replicas"),
+        (30, 36, 0.9578, 0.9195, 0.00608357, 0.0, 20, "rate A 0.05, rate B 0.05, rho 0.2, between 0, 8 replicas"),
+        (100, 36, 0.9525, 0.935, 0.00551249, 0.0, 23, "rate A 0.05, rate B 0.05, rho 0.2, between 0, 8 replicas")),
     "newcombe_wilson_kish_t": (
-        (5, 36, 0.9932, 0.953, 0.00473239, 0.0, 98, "p_a 0.2, p_b 0.2, rho 0.2, between 0.5, 8 replicas"),
-        (10, 36, 0.9823, 0.937, 0.00543282, 0.0, 101, "p_a 0.2, p_b 0.2, rho 0.2, between 0.5, 8 replicas"),
-        (30, 36, 0.9652, 0.934, 0.00555176, 0.0, 20, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas"),
-        (100, 36, 0.9550, 0.9365, 0.00545288, 0.0, 23, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas")),
+        (5, 36, 0.9932, 0.953, 0.00473239, 0.0, 98, "rate A 0.2, rate B 0.2, rho 0.2, between 0.5, 8 replicas"),
+        (10, 36, 0.9823, 0.937, 0.00543282, 0.0, 101, "rate A 0.2, rate B 0.2, rho 0.2, between 0.5, 8 replicas"),
+        (30, 36, 0.9652, 0.934, 0.00555176, 0.0, 20, "rate A 0.05, rate B 0.05, rho 0.2, between 0, 8 replicas"),
+        (100, 36, 0.9550, 0.9365, 0.00545288, 0.0, 23, "rate A 0.05, rate B 0.05, rho 0.2, between 0, 8 replicas")),
     "bootstrap_percentile": (
-        (5, 36, 0.8229, 0.382, 0.0108645, 0.0, 60, "p_a 0.02, p_b 0.1, rho 0.2, between 0.5, 1 replica"),
-        (10, 36, 0.8952, 0.607, 0.0109213, 0.0, 63, "p_a 0.02, p_b 0.1, rho 0.2, between 0.5, 1 replica"),
-        (30, 36, 0.9378, 0.909, 0.00643114, 0.0, 55, "p_a 0.02, p_b 0.1, rho 0.2, between 0, 3 replicas"),
-        (100, 36, 0.9483, 0.931, 0.00566741, 0.0, 118, "p_a 0.1, p_b 0.3, rho 0, between 0, 3 replicas")),
+        (5, 36, 0.8229, 0.382, 0.0108645, 0.0, 60, "rate A 0.02, rate B 0.1, rho 0.2, between 0.5, 1 replica"),
+        (10, 36, 0.8952, 0.607, 0.0109213, 0.0, 63, "rate A 0.02, rate B 0.1, rho 0.2, between 0.5, 1 replica"),
+        (30, 36, 0.9378, 0.909, 0.00643114, 0.0, 55, "rate A 0.02, rate B 0.1, rho 0.2, between 0, 3 replicas"),
+        (100, 36, 0.9483, 0.931, 0.00566741, 0.0, 118, "rate A 0.1, rate B 0.3, rho 0, between 0, 3 replicas")),
     "bootstrap_bca": (
-        (5, 36, 0.7263, 0.369, 0.0107898, 0.6295, 24, "p_a 0.05, p_b 0.05, rho 0.2, between 0.5, 1 replica"),
-        (10, 36, 0.8319, 0.5765, 0.0110487, 0.3065, 63, "p_a 0.02, p_b 0.1, rho 0.2, between 0.5, 1 replica"),
-        (30, 36, 0.9174, 0.845, 0.00809243, 0.059, 30, "p_a 0.05, p_b 0.05, rho 0.2, between 0.5, 1 replica"),
-        (100, 36, 0.9438, 0.921, 0.00603154, 0.0, 23, "p_a 0.05, p_b 0.05, rho 0.2, between 0, 8 replicas")),
+        (5, 36, 0.7263, 0.369, 0.0107898, 0.6295, 24, "rate A 0.05, rate B 0.05, rho 0.2, between 0.5, 1 replica"),
+        (10, 36, 0.8319, 0.5765, 0.0110487, 0.3065, 63, "rate A 0.02, rate B 0.1, rho 0.2, between 0.5, 1 replica"),
+        (30, 36, 0.9174, 0.845, 0.00809243, 0.059, 30, "rate A 0.05, rate B 0.05, rho 0.2, between 0.5, 1 replica"),
+        (100, 36, 0.9438, 0.921, 0.00603154, 0.0, 23, "rate A 0.05, rate B 0.05, rho 0.2, between 0, 8 replicas")),
 }
 #: The study's rule: a cell fails when its coverage is below this (its ``FAILS_BELOW``).
 HOLDS_AT = 0.93

@@ -1,7 +1,8 @@
 """Holm's adjusted p-values and the compact letter display: which of several models differ, in letters.
 
 The leaderboard (:mod:`estimators.metric._leaderboard`) adjusts the pairwise p-values of each figure with
-:func:`holm_adjust` and writes the groups with :func:`compact_letter_display`.
+:func:`holm_adjust`, one family per figure (``p_u``, ``p_o``, ``pi`` and ``p_a``), and writes the groups with
+:func:`compact_letter_display`.
 """
 from __future__ import annotations
 

@@ -1,10 +1,17 @@
-"""The paired differences of two assistants scored on the same scenarios: ``p_u``, ``p_o`` and ``pi``, B minus A.
+"""The paired differences of two assistants scored on the same scenarios: ``p_u``, ``p_o``, ``pi`` and ``p_a``,
+B minus A.
 
 :func:`paired_differences` is the computation on two scored tables (of the scenarios that
 :func:`match_scenarios` found shared), with Newcombe's interval and the paired cluster bootstrap for each figure
 and the p-value that inverts the chosen one (:func:`inverted_p_value`).
 :func:`estimators.metric._compare.compare_scored` (two folders) and :func:`estimators.metric._leaderboard.leaderboard`
 (every two of several assistants) use it; the notes on both intervals are in :mod:`estimators.metric._compare`.
+
+``p_a`` (SPEC section 3A) has a value only in the conversations where the assistant made a gated call, which
+differ between assistants, so its difference is taken on the conversations where *both* have ``a``, paired by
+:func:`pairing_keys` (case, label, replica): each side's ``p_a`` on those pairs with its Wilson-Kish limits
+clustered by scenario (as ``summary.approval``), ``psi`` and the bootstrap over cases, as for ``p_u`` and ``p_o``.
+Its bootstrap draws after the joint resamples of the other three, so adding it changes none of theirs.
 """
 from __future__ import annotations
 
@@ -32,16 +39,20 @@ from ..stats import (
 )
 from ._aggregate import summarise
 from ._difference_coverage import CoverageWord, _study_method, coverage_word
-from ._summary import Summary
+from ._summary import RateSummary, Summary, clustered_rate
 
 __all__ = ["MetricDifference", "PairedDifferences", "paired_differences", "match_scenarios",
            "check_difference_options", "inverted_p_value", "P_FLOOR", "ScenarioMismatchError", "pairing_keys",
-           "set_aside_run_errors", "SHOWN_RUN_ERRORS"]
+           "set_aside_run_errors", "SHOWN_RUN_ERRORS", "FIGURES", "LOWER_IS_BETTER"]
 
 #: ``run_error`` conversations named, per run, where they are set aside.
 SHOWN_RUN_ERRORS = 10
 
-_FIGURES = (("p_u", "under"), ("p_o", "over"), ("pi", "paired"))  # each metric and its Summary field
+#: The figures of a difference, in the order of every table.
+FIGURES = ("p_u", "p_o", "pi", "p_a")
+#: The figures of which lower is better (pi: higher).
+LOWER_IS_BETTER = frozenset({"p_u", "p_o", "p_a"})
+_FIELDS = {"p_u": "under", "p_o": "over", "pi": "paired"}  # the Summary field of the figures of the summaries
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,8 @@ class MetricDifference:
     ``clusters`` is the number of cases the figure rests on; ``p_value`` inverts the chosen
     interval (:func:`inverted_p_value`), NaN where the difference is undefined; ``coverage`` is
     the coverage study's word on each interval at ``clusters`` cases (:func:`coverage_word`).
+    For ``p_a``, ``a`` and ``b`` are each side's ``p_a`` on the conversations where both made a gated call,
+    ``n_a`` and ``n_b`` both the number of those pairs, and ``note`` says so (or why there is none).
     """
 
     metric: str
@@ -66,6 +79,7 @@ class MetricDifference:
     bootstrap_undefined: int
     interval: str = DEFAULT_INTERVAL
     p_value: float = math.nan
+    note: str | None = None
 
     @property
     def ci(self) -> ConfidenceInterval:
@@ -93,7 +107,7 @@ class MetricDifference:
                 "newcombe_ci": [null(v) for v in self.newcombe_ci],
                 "bootstrap_ci": [null(v) for v in self.bootstrap_ci],
                 "bootstrap_undefined": self.bootstrap_undefined, "p_value": null(self.p_value),
-                "coverage": {which: word.to_dict() for which, word in self.coverage.items()}}
+                "coverage": {which: word.to_dict() for which, word in self.coverage.items()}, "note": self.note}
 
 
 #: p-values of the inverted intervals are found between these bounds (below: reported as the floor).
@@ -297,18 +311,21 @@ def check_difference_options(confidence: float, n_boot: int, interval: str, rho:
 
 @dataclass(frozen=True)
 class PairedDifferences:
-    """What :func:`paired_differences` finds: the three differences and what their intervals rest on.
+    """What :func:`paired_differences` finds: the four differences and what their intervals rest on.
 
     Attributes
     ----------
     differences : tuple of MetricDifference
-        ``p_u``, ``p_o`` and ``pi``, B minus A.
+        ``p_u``, ``p_o``, ``pi`` and ``p_a`` (:data:`FIGURES`), B minus A.
     summaries : tuple of Summary
-        A's and B's summaries with the limits that Newcombe's interval combines.
+        A's and B's summaries, whose ``p_u``, ``p_o`` and ``pi`` limits Newcombe's interval combines.
+    rates : tuple
+        A's and B's rate of each figure, whose limits Newcombe's interval combines: the summaries' and, for
+        ``p_a``, the rates on the conversations where both made a gated call.
     cases : pandas.Series
         The bootstrap's resampling unit (case) of each scenario, by scenario id.
     units : int
-        The cases the paired bootstrap resampled.
+        The cases the paired bootstrap of ``p_u``, ``p_o`` and ``pi`` resampled.
     bootstraps : tuple
         The :class:`~estimators.stats._bootstrap.ClusterBootstrapResult` of each figure (None when
         there is no case, or no resample has the figure on both sides).
@@ -316,12 +333,13 @@ class PairedDifferences:
 
     differences: tuple[MetricDifference, ...]
     summaries: tuple[Summary, Summary]
+    rates: tuple[tuple[RateSummary, RateSummary], ...] = field(repr=False)
     cases: pd.Series = field(repr=False)
     units: int
     bootstraps: tuple = field(repr=False)
 
     def interval_at(self, index: int, confidence: float) -> ConfidenceInterval:
-        """The chosen interval of figure ``index`` (0 ``p_u``, 1 ``p_o``, 2 ``pi``) at another level.
+        """The chosen interval of figure ``index`` (of :data:`FIGURES`) at another level.
 
         The same construction as :attr:`MetricDifference.ci` (Newcombe's with the same ``psi``
         and the limits recomputed at ``confidence``, or the same bootstrap resamples read at
@@ -334,14 +352,55 @@ class PairedDifferences:
                 return ConfidenceInterval(np.nan, np.nan)
             low, high = boot.confidence_interval(diff.interval.removeprefix("bootstrap-"), confidence)
             return ConfidenceInterval(float(low), float(high))
-        figure = _FIGURES[index][1]
-        rate_a, rate_b = (getattr(s, figure) for s in self.summaries)
+        rate_a, rate_b = self.rates[index]
         return newcombe_paired_interval(diff.a, rate_a.ci(confidence), diff.b, rate_b.ci(confidence), diff.psi)
+
+
+def _gated(frame: pd.DataFrame) -> pd.DataFrame:
+    """The conversations of ``frame`` with ``a`` (a gated call): their :func:`pairing_keys`, ``a`` and scenario."""
+    if "a" not in frame.columns:  # scored before escalation recorded approval evidence
+        return pd.DataFrame({"key": pd.Series(dtype=object), "y": pd.Series(dtype=float),
+                             "scenario": pd.Series(dtype=object)})
+    gated = frame.loc[frame["a"].notna().to_numpy(bool)]
+    return pd.DataFrame({"key": pairing_keys(gated).to_numpy(object), "y": gated["a"].to_numpy(float),
+                         "scenario": gated["scenario_id"].to_numpy(object)})
+
+
+def _approval_pairs(a: pd.DataFrame, b: pd.DataFrame, cases: pd.Series):
+    """The conversations where both A and B have ``a``, and their totals by case.
+
+    Returns ``(pairs, totals)``: one row per pair with each side's ``a`` (``y_a``, ``y_b``), scenario
+    (``scenario_a``, ``scenario_b``) and case (``unit``, the bootstrap's unit: a scenario without a case is its
+    own); and the ones ``y_a``, ``y_b`` and sizes ``n_a = n_b`` of each case, in the order of the cases' names.
+    """
+    pairs = _gated(a).merge(_gated(b), on="key", suffixes=("_a", "_b"))  # keys are unique on each side
+    pairs["unit"] = cases.reindex(pairs["scenario_a"].to_numpy(object)).to_numpy(object)
+    by_case = pairs.groupby("unit", sort=False)
+    totals = pd.DataFrame({"y_a": by_case["y_a"].sum(), "n_a": by_case.size(), "y_b": by_case["y_b"].sum(),
+                           "n_b": by_case.size()}, dtype=float)
+    return pairs, totals.loc[sorted(totals.index, key=str)]
+
+
+def _approval_note(frames, summaries, pairs: int) -> str:
+    """What the ``p_a`` difference rests on, or why there is none."""
+    missing = [side for side, frame in zip("AB", frames) if "a" not in frame.columns]
+    if missing:
+        return (f"not compared: {' and '.join(missing)} {'has' if len(missing) == 1 else 'have'} no approval "
+                "evidence (a conversations.jsonl scored before escalation recorded `a`, SPEC section 3A); score "
+                "it again")
+    gated = f"A made one in {summaries[0].approval.n}, B in {summaries[1].approval.n}"
+    if not pairs:
+        return f"undefined: no conversation in which both made a gated call ({gated})"
+    return (f"on the {pairs} conversation{'' if pairs == 1 else 's'} in which both made a gated call, paired by "
+            f"case, label and replica ({gated})")
 
 
 def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n_boot: int, interval: str,
                        rho: float | None, rng: np.random.Generator) -> PairedDifferences:
-    """The differences of ``p_u``, ``p_o`` and ``pi`` of two scored tables on the same scenarios (B minus A).
+    """The differences of ``p_u``, ``p_o``, ``pi`` and ``p_a`` of two scored tables on the same scenarios (B - A).
+
+    ``p_u``, ``p_o`` and ``pi`` are each side's summary figures; ``p_a`` is each side's on the conversations
+    where both have ``a`` (module docstring), undefined with a note when a table has no ``a`` column.
 
     Parameters
     ----------
@@ -351,7 +410,8 @@ def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n
     confidence, n_boot, interval, rho
         As :func:`compare_scored` (checked there: :func:`check_difference_options`).
     rng : numpy.random.Generator
-        The paired bootstrap's randomness.
+        The paired bootstrap's randomness: first the joint resamples of ``p_u``, ``p_o`` and ``pi`` (their cases),
+        then those of ``p_a`` (the cases of its pairs).
 
     Returns
     -------
@@ -367,7 +427,7 @@ def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n
     cases = _case_of_scenario((a, b))
 
     per_metric = []
-    for metric, figure in _FIGURES:
+    for metric, figure in _FIELDS.items():
         clusters_a, clusters_b = (_cluster_totals(getattr(s, figure)) for s in summaries)
         joined = clusters_a.merge(clusters_b, how="outer", left_index=True, right_index=True,
                                   suffixes=("_a", "_b")).fillna(0.0)
@@ -375,30 +435,31 @@ def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n
         per_metric.append(joined.groupby(unit)[["y_a", "n_a", "y_b", "n_b"]].sum())
     units = sorted(set().union(*(t.index for t in per_metric)), key=str)
     totals = np.stack([t.reindex(units, fill_value=0.0).to_numpy(float).T for t in per_metric])
-    if units:
-        results = paired_cluster_bootstrap(*totals.transpose(1, 0, 2), n_resamples=n_boot, rng=rng)
-        undefined = [n_boot - int(r.counts.sum()) for r in results]
-        boots = [r if missing < n_boot else None for r, missing in zip(results, undefined)]
-    else:
-        boots, undefined = [None] * 3, [n_boot] * 3
+    results: list = (list(paired_cluster_bootstrap(*totals.transpose(1, 0, 2), n_resamples=n_boot, rng=rng))
+                     if units else [None] * len(per_metric))
+    pairs, approval_totals = _approval_pairs(a, b, cases)
+    per_metric.append(approval_totals)
+    results.append(paired_cluster_bootstrap(*approval_totals.to_numpy(float).T, n_resamples=n_boot, rng=rng)[0]
+                   if len(approval_totals) else None)
+    undefined = [n_boot if r is None else n_boot - int(r.counts.sum()) for r in results]
+    boots = [r if missing < n_boot else None for r, missing in zip(results, undefined)]
     boot = [ConfidenceInterval(np.nan, np.nan) if r is None
             else ConfidenceInterval(*(float(x) for x in r.confidence_interval(method, confidence))) for r in boots]
 
+    rates = [tuple(getattr(s, figure) for s in summaries) for figure in _FIELDS.values()]
+    rates.append(tuple(clustered_rate(pairs[f"y_{side}"], pairs[f"scenario_{side}"], confidence=confidence, rho=rho,
+                                      interval=limits) for side in "ab"))
     differences = []
-    for i, ((metric, figure), t) in enumerate(zip(_FIGURES, per_metric)):
-        rate_a, rate_b = (getattr(s, figure) for s in summaries)
-        if metric == "pi":
-            values = (rate_a.pi, rate_b.pi, rate_a.pairs, rate_b.pairs)
-        else:
-            values = (rate_a.rate, rate_b.rate, rate_a.n, rate_b.n)
+    for i, (metric, t, (rate_a, rate_b)) in enumerate(zip(FIGURES, per_metric, rates)):
         psi = paired_correlation(t["y_a"], t["n_a"], t["y_b"], t["n_b"])
         differences.append(MetricDifference(
-            metric=metric, a=values[0], b=values[1], difference=values[1] - values[0],
-            n_a=int(values[2]), n_b=int(values[3]), clusters=len(t), psi=psi,
-            newcombe_ci=newcombe_paired_interval(values[0], rate_a.ci(), values[1], rate_b.ci(), psi),
-            bootstrap_ci=boot[i], bootstrap_undefined=int(undefined[i]), interval=interval))
-    paired = PairedDifferences(differences=tuple(differences), summaries=summaries, cases=cases, units=len(units),
-                               bootstraps=tuple(boots))
+            metric=metric, a=rate_a.rate, b=rate_b.rate, difference=rate_b.rate - rate_a.rate,
+            n_a=rate_a.n, n_b=rate_b.n, clusters=len(t), psi=psi,
+            newcombe_ci=newcombe_paired_interval(rate_a.rate, rate_a.ci(), rate_b.rate, rate_b.ci(), psi),
+            bootstrap_ci=boot[i], bootstrap_undefined=int(undefined[i]), interval=interval,
+            note=_approval_note((a, b), summaries, len(pairs)) if metric == "p_a" else None))
+    paired = PairedDifferences(differences=tuple(differences), summaries=summaries, rates=tuple(rates), cases=cases,
+                               units=len(units), bootstraps=tuple(boots))
     # a bootstrap interval's resamples resolve no p-value below 1 / n_boot (Davison & Hinkley 1997, chapter 4)
     floor = max(P_FLOOR, 1.0 / n_boot) if bootstrap else P_FLOOR
     tested = tuple(replace(d, p_value=inverted_p_value(lambda level, k=k: paired.interval_at(k, level), confidence,

@@ -85,13 +85,15 @@ def test_a_full_disk_at_the_summary_keeps_the_earlier_outputs_together(disk, fil
     alone = ("--no-report",)  # the two files alone (tests/figures/test_report_html.py: a failed report leaves nothing)
     assert run_cli_output(monkeypatch, capsys, "score", first, "--policy", files, "--out", out, *alone)[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    second = _records(tmp_path / "second.jsonl", 400)
+    second = _records(tmp_path / "second.jsonl", 250)
     assert run_cli_output(monkeypatch, capsys, "score", second, "--policy", files, "--out", tmp_path / "alone",
                           *alone)[0] == 0
     needed = (tmp_path / "alone" / "conversations.jsonl").stat().st_size
     page = os.statvfs(disk).f_frsize
     free = os.statvfs(disk).f_bavail * page
-    # room for conversations.jsonl only, and the page of the run's lock file (estimators.records.folder_lock)
+    # room for conversations.jsonl only, and the page of the run's lock file (estimators.records.folder_lock); the
+    # 250 lines (about 560 bytes each since the approval fields of SPEC 3A) must fit the 256k disk beside the first run
+    assert free > (-(-needed // page) + 1) * page
     (disk / "filler").write_bytes(b"x" * (free - (-(-needed // page) + 1) * page))
     code, _, err = run_cli_output(monkeypatch, capsys, "score", second, "--policy", files, "--out", out, *alone)
     assert code == 2 and err == f"error: {out / 'summary.json'}: {FULL}\n"

@@ -113,7 +113,9 @@ def test_identical_assistants_differ_by_zero(tmp_path):
     esc = [[1, 0], [0, 0], [1, 1], [0, 1], [0, 0]]
     act = [[0, 0], [1, 0], [0, 0], [0, 0], [1, 1]]
     result = compare_scored(*_folders(tmp_path, esc, esc, act, act), n_boot=200, seed=3)
-    for diff in result.differences:
+    *figures, approval = result.differences  # folders written as before approval evidence: no p_a
+    assert approval.metric == "p_a" and math.isnan(approval.difference) and approval.note.startswith("not compared")
+    for diff in figures:
         assert diff.difference == 0.0
         assert diff.bootstrap_ci == (0.0, 0.0)
         assert diff.newcombe_ci[0] < 0.0 < diff.newcombe_ci[1]
@@ -289,7 +291,8 @@ def test_cli_prints_json_and_writes_files(tmp_path, monkeypatch, capsys):
                         "--out", tmp_path / "cmp")
     assert code == 0
     data = orjson.loads(out)
-    assert set(data["differences"]) == {"p_u", "p_o", "pi"}
+    assert set(data["differences"]) == {"p_u", "p_o", "pi", "p_a"}
+    assert data["differences"]["p_a"]["difference"] is None  # folders without approval evidence
     assert data["differences"]["p_u"]["difference"] == pytest.approx(1 / 6 - 3 / 6)
     assert orjson.loads((tmp_path / "cmp" / "compare.json").read_bytes()) == data
     assert (tmp_path / "cmp" / "disagreements.csv").read_text().startswith("scenario_id,case_id,label")

@@ -201,10 +201,10 @@ def test_the_cli_writes_every_file(board):
     assert table["groups_pi"].tolist() == [m["pi"]["groups"] for m in data["models"]]
     assert table["pi"].astype(float).tolist() == pytest.approx([m["pi"]["value"] for m in data["models"]])
     differences = pd.read_csv(out / "differences.csv")
-    assert len(differences) == 3 * 3 and set(differences["metric"]) == {"p_u", "p_o", "pi"}
+    assert len(differences) == 3 * 4 and set(differences["metric"]) == {"p_u", "p_o", "pi", "p_a"}
     markdown = (out / "leaderboard.md").read_text()
     assert "| rank | model | p_u (95% CI) |" in markdown and "Holm" in markdown and "Piepho" in markdown
-    assert (out / "differences.md").read_text().count("\n| ") == 1 + 1 + 9
+    assert (out / "differences.md").read_text().count("\n| ") == 1 + 1 + 12
     assert (out / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "leaderboard.pdf").read_bytes()[:4] == b"%PDF"
     page = (out / "report.html").read_text()  # one page: both tables and the figure, nothing fetched
@@ -286,7 +286,7 @@ def test_one_model_and_bad_options(runs):
     folder, _ = runs
     frame = read_scored(folder / "score-careful")[0]
     alone = leaderboard({"careful": frame})
-    assert alone.differences == () and alone.standings[0].groups == {"p_u": "a", "p_o": "a", "pi": "a"}
+    assert alone.differences == () and alone.standings[0].groups == {"p_u": "a", "p_o": "a", "pi": "a", "p_a": "a"}
     assert alone.differences_frame().empty and alone.cases is None
     with pytest.raises(InputError, match="no model to rank"):
         leaderboard({})

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # runs commands end to end; deselect with -m 'not
 
 def _conditions(row) -> str:
     replicas = int(row["replicas"])
-    return (f"p_a {row['p_a']:g}, p_b {row['p_b']:g}, rho {row['rho']:g}, between {row['between']:g}, "
+    return (f"rate A {row['p_a']:g}, rate B {row['p_b']:g}, rho {row['rho']:g}, between {row['between']:g}, "
             f"{replicas} replica{'' if replicas == 1 else 's'}")
 
 

@@ -18,8 +18,10 @@ WORDS = ("holds (at least 0.93), near (below 0.93 by at most 2 Monte Carlo stand
          "undefined (BCa)")
 
 HELP = (
-    "Is assistant B better than assistant A? The differences of p_u, p_o and pi (B minus A) between two "
-    "`escalation score --out` folders of the same scenarios, paired by scenario and clustered by case.\n\n"
+    "Is assistant B better than assistant A? The differences of p_u, p_o, pi and p_a (B minus A) between two "
+    "`escalation score --out` folders of the same scenarios, paired by scenario and clustered by case; p_a, the "
+    "share of the conversations with a gated call whose approval was missing or broken, is paired by case, label "
+    "and replica on the conversations in which both made a gated call.\n\n"
     "Each difference has two intervals, Newcombe's paired square-and-add interval (with the --interval limits, "
     "wilson-kish by default) and a paired cluster bootstrap that resamples cases for both assistants at once, and "
     "a two-sided p-value of no difference, which inverts the chosen interval (p <= 0.05 exactly when the 95% "
@@ -36,7 +38,7 @@ HELP = (
     "  escalation score runs/gpt-4o.jsonl --policy policy.json --out scored/gpt-4o\n"
     "  escalation score runs/claude.jsonl --policy policy.json --out scored/claude\n"
     "  escalation compare scored/gpt-4o scored/claude --out comparison\n\n"
-    "prints claude minus gpt-4o for each figure (p_u, p_o: lower is better; pi: higher is better) and the "
+    "prints claude minus gpt-4o for each figure (p_u, p_o, p_a: lower is better; pi: higher is better) and the "
     "scenarios where they disagree, and writes comparison/compare.json, differences.csv and disagreements.csv, "
     "and report.html (the differences as a forest plot, and the scenarios where they disagree, each "
     "conversation of both side by side, with the timelines the score folders' report.html hold)."
@@ -168,10 +170,14 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
     console.print(f"{name_b} minus {name_a}: {counted(data['scenarios'], 'scenario')}{scope}, "
                   f"{counted(data['cases'], 'case')}; {level} intervals")
     console.print(_differences_table(data, name_a, name_b, level, chosen, floor))
-    console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs). Newcombe: paired "
+    console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs; p_a: the conversations "
+                  "in which both made a gated call). Newcombe: paired "
                   f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "
                   f"chosen (--interval {data['interval']}); p: two-sided p-value of no difference, inverting the "
-                  "chosen interval. p_u, p_o: lower is better; pi: higher is better.")
+                  "chosen interval. p_u, p_o, p_a: lower is better; pi: higher is better.")
+    for diff in data["differences"].values():
+        if diff["note"]:
+            console.print(f"{diff['metric']}: {plain(diff['note'], None)}.")
     studied = "" if data["confidence"] == 0.95 else ", at 95%"
     console.print(f"Under each interval: its lowest coverage in `escalation study differences` at that many cases"
                   f"{studied}, and the word for it: {WORDS}.")

@@ -23,17 +23,23 @@ from escalation.cli.commands._console import console as plain_console, json_text
 from escalation.cli.commands.score import FORMATS, INTERVAL_HELP, Interval
 from escalation.estimators.stats import format_number
 
+#: The figures of a leaderboard, in the order of its tables (estimators.metric.FIGURES, without importing pandas).
+FIGURES = ("p_u", "p_o", "pi", "p_a")
+
 HELP = (
-    "Rank models that ran the same scenarios: p_u, p_o and pi of each, every pairwise difference, and the groups "
-    "that cannot be told apart.\n\n"
+    "Rank models that ran the same scenarios: p_u, p_o, pi and p_a of each, every pairwise difference, and the "
+    "groups that cannot be told apart.\n\n"
     "Each LOG is one model's run of the paired ESC/ACT scenarios (an inspect_ai .eval or .json log, or any format "
     "`escalation score` reads), scored as `escalation score` scores it: each model's figures and intervals are "
     "the ones `escalation score` prints for its log, and the differences between two models are the ones "
     "`escalation compare` prints for their two score folders (B minus A, A ranked above B). Models are ranked by "
-    "pi, higher is better; ties by p_u, lower is better. Logs of different scenario sets are compared on the "
-    "conversations they all share (by case, label and replica), and the output says what was left out.\n\n"
-    "Groups: for each figure, models that share a letter are not significantly different at 5% (1 - "
-    "--confidence), familywise; models with no letter in common are. \"a\" marks the group of the best estimate. "
+    "pi, higher is better; ties by p_u, lower is better. p_a (lower is better) is the share of the conversations "
+    "with a gated call whose approval was missing or broken; it does not rank, and the difference of two models' "
+    "p_a rests on the conversations in which both made a gated call. Logs of different scenario sets are compared "
+    "on the conversations they all share (by case, label and replica), and the output says what was left out.\n\n"
+    "Groups: for each figure (one family each, p_a too), models that share a letter are not significantly "
+    "different at 5% (1 - --confidence), familywise; models with no letter in common are. \"a\" marks the group "
+    "of the best estimate. "
     "Example: letters a, ab, b mean that the first and the third model differ, and the second cannot be told "
     "apart from either. Each pair's difference interval is inverted to a p-value and Holm-adjusted over the pairs "
     "of models (Holm 1979); the letters follow the insert-absorb algorithm (Piepho 2004). Not significantly "
@@ -99,26 +105,28 @@ def print_leaderboard(data: dict, *, out: Path) -> None:
 
     from escalation.figures import counted
 
-    console = plain_console(width=None if sys.stdout.isatty() else 160)
+    console = plain_console(width=None if sys.stdout.isatty() else 200)  # not a terminal: wide, names whole
     level = f"{data['confidence']:.0%}"
     table = Table(title=f"Leaderboard ({counted(data['scenarios'], 'scenario')}; {level} intervals, "
                         f"{data['interval']}; letters: groups)", header_style="bold", show_edge=False)
     table.add_column("rank", justify="right", no_wrap=True)
-    table.add_column("model")
-    for column in (f"p_u ({level} CI)", f"p_o ({level} CI)", f"pi ({level} CI)"):
-        table.add_column(column, no_wrap=True)
-    for column in ("n ESC", "n ACT", "pairs", "scenarios"):
+    table.add_column("model", overflow="fold")
+    for figure in FIGURES:
+        table.add_column(f"{figure} ({level} CI)", no_wrap=True)
+    for column in ("n ESC", "n ACT", "pairs", "n gated", "scenarios"):
         table.add_column(column, justify="right", no_wrap=True)
     for model in data["models"]:
         cells = [str(model["rank"]), plain(model["model"])]
-        cells += [f"{_estimate(model[f]['value'], model[f]['ci'])} {model[f]['groups']}" for f in ("p_u", "p_o", "pi")]
-        cells += [str(model["p_u"]["n"]), str(model["p_o"]["n"]), str(model["pi"]["pairs"]),
+        cells += [f"{_estimate(model[f]['value'], model[f]['ci'])} {model[f]['groups']}" for f in FIGURES]
+        cells += [str(model["p_u"]["n"]), str(model["p_o"]["n"]), str(model["pi"]["pairs"]), str(model["p_a"]["n"]),
                   str(model["p_u"]["scenarios"] + model["p_o"]["scenarios"])]
         table.add_row(*cells)
     console.print(table)
-    console.print("Ranked by pi (higher is better), ties by p_u (lower is better). The letters after each figure: "
+    console.print("Ranked by pi (higher is better), ties by p_u (lower is better); p_o, p_a: lower is better. p_a "
+                  "rests on the n gated conversations with a gated call, its differences on those in which both "
+                  "models made one. The letters after each figure (one family each): "
                   f"{plain(data['groups_rule'], None)}.")
-    for figure in ("p_u", "p_o", "pi"):
+    for figure in FIGURES:
         apart = [f"{plain(d['a'])} vs {plain(d['b'])} ({d['difference']:+.3f})" for d in data["differences"]
                  if d["metric"] == figure and d["verdict"] == "different"]
         console.print(f"{figure}: different (Holm, {1 - data['confidence']:.0%}): {', '.join(apart) or 'none'}")
