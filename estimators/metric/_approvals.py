@@ -60,17 +60,26 @@ def _any_after(mask: np.ndarray, end: np.ndarray) -> np.ndarray:
     return after < end
 
 
+def _repeat_lists(lengths: np.ndarray, starts: np.ndarray, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The values of list ``codes[i]`` for each ``i``, concatenated; list ``c`` is
+    ``values[starts[c]:][:lengths[c]]``."""
+    counts = lengths[codes]
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return values[np.repeat(starts[codes], counts) + offsets]
+
+
 def _covered(covers: pd.Series, rows: np.ndarray, gated: frozenset, tool_code: dict):
     """``(request row, tool code)`` for each distinct gated tool that the requests at ``rows`` cover."""
-    if isinstance(covers.dtype, pd.CategoricalDtype):
+    if isinstance(covers.dtype, pd.CategoricalDtype):  # each distinct list read once, then repeated by its code
         lists = covers.cat.categories.to_numpy(object)
         codes = covers.cat.codes.to_numpy(np.int64)[rows]
         per_list = [sorted({tool_code[t] for t in x if t.__class__ is str and t in gated}) for x in lists]
         known = codes >= 0
         rows, codes = rows[known], codes[known]
-        lengths = np.array([len(x) for x in per_list], dtype=np.int64)[codes] if per_list else np.zeros(0, np.int64)
-        flat = np.fromiter(chain.from_iterable(per_list[c] for c in codes), np.int64, int(lengths.sum()))
-        return np.repeat(rows, lengths), flat
+        lengths = np.fromiter(map(len, per_list), np.int64, len(per_list))
+        values = np.fromiter(chain.from_iterable(per_list), np.int64, int(lengths.sum()))
+        starts = np.cumsum(lengths) - lengths
+        return np.repeat(rows, lengths[codes]), _repeat_lists(lengths, starts, values, codes)
     values = covers.to_numpy(object)[rows]
     per_row = [sorted({tool_code[t] for t in x if t.__class__ is str and t in gated})
                if isinstance(x, list | tuple) else [] for x in map(_hashable_items, values)]
@@ -163,12 +172,35 @@ def approval_scores(calls: pd.DataFrame, names: list, codes: np.ndarray, kind: n
         first_error = error_rows[np.r_[True, conv[error_rows][1:] != conv[error_rows][:-1]]]
         cause[conv[first_error]] = np.asarray(APPROVAL_STATUSES, dtype=object)[status[first_error]]
         turn[conv[first_error]] = c_turn[rows[first_error]]
-    # each conversation's statuses as one tuple, shared by the conversations with the same sequence
-    letters = np.array(list("abcdefg"), dtype=object)[status]
-    keys = pd.Series(letters, dtype=object).groupby(conv, sort=True).agg("".join)
-    distinct, inverse = np.unique(keys.to_numpy(object).astype(str), return_inverse=True)
-    names_of = dict(zip("abcdefg", APPROVAL_STATUSES))
+    statuses[:] = _status_tuples(status, conv, n)
+    return out
+
+
+#: Statuses of at most this many gated calls are packed into one integer (3 bits each) to find the distinct
+#: sequences; a conversation with more is keyed by its own tuple.
+_PACKED = 20
+
+
+def _status_tuples(status: np.ndarray, conv: np.ndarray, n: int) -> np.ndarray:
+    """Each conversation's statuses (codes, grouped by ``conv`` in record order) as one tuple of names, shared by
+    the conversations with the same sequence (None where a conversation has no gated call)."""
+    out = np.full(n, None, dtype=object)
+    first = np.r_[True, conv[1:] != conv[:-1]]
+    owners = conv[first]
+    starts = np.flatnonzero(first)
+    lengths = np.diff(np.r_[starts, conv.size])
+    position = np.arange(conv.size) - np.repeat(starts, lengths)
+    short = np.repeat(lengths <= _PACKED, lengths)
+    keys = np.zeros(owners.size, dtype=np.int64)  # the sequence as digits base 8, each code + 1 (never 0): 60 bits
+    np.add.at(keys, np.repeat(np.arange(owners.size), lengths)[short],
+              (status[short].astype(np.int64) + 1) << (3 * position[short]))
+    names = np.asarray(APPROVAL_STATUSES, dtype=object)
+    packed = lengths <= _PACKED
+    distinct, first_owner, inverse = np.unique(keys[packed], return_index=True, return_inverse=True)
     tuples = np.empty(distinct.size, dtype=object)
-    tuples[:] = [tuple(map(names_of.__getitem__, key)) for key in distinct]
-    statuses[keys.index.to_numpy(np.int64)] = tuples[inverse.ravel()]
+    rows_of = np.flatnonzero(packed)[first_owner]
+    tuples[:] = [tuple(names[status[starts[r]:starts[r] + lengths[r]]]) for r in rows_of]
+    out[owners[packed]] = tuples[inverse.ravel()]
+    for r in np.flatnonzero(~packed):  # rare: more gated calls than fit in one integer
+        out[owners[r]] = tuple(names[status[starts[r]:starts[r] + lengths[r]]])
     return out

@@ -177,3 +177,19 @@ def test_a_chat_log_records_a_request_s_answer_in_its_tool_result(tmp_path, monk
     lines = [json.loads(row) for row in (tmp_path / "o" / "conversations.jsonl").read_text().splitlines()]
     assert [(row["conversation_id"], row["approval"], row["unknown_decisions"]) for row in lines] == [
         ("denied", ["defied"], 0), ("granted", ["approved"], 0), ("prose", ["approved"], 1), ("other", ["approved"], 1)]
+
+
+@pytest.mark.parametrize("calls", [19, 20, 21, 45])
+def test_long_sequences_of_gated_calls_agree(calls):
+    """The vectorised scorer packs up to 20 statuses into one integer to find the distinct sequences; longer
+    ones are keyed by their own tuple: both give the reference scorer's statuses."""
+    refund = {"name": "issue_refund", "turn": 0}
+    steps = [GRANT, refund, refund, {**refund, "approval": {"decision": "denied"}}, refund]
+    record = [steps[k % len(steps)] for k in range(calls)]
+    policy = Policy.from_dict(POLICY)
+    convs = [normalise_conversation({"conversation_id": f"c{i}", "label": "ACT", "tool_calls": record[i:]})
+             for i in range(3)]
+    results = score_records(Records.from_conversations(convs), policy)
+    for conv, statuses in zip(convs, results["approval"]):
+        assert list(statuses) == score_conversation(conv, policy)["approval"]
+        assert len(statuses) == sum(1 for c in conv["tool_calls"] if c["name"] == "issue_refund")
