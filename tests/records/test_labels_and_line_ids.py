@@ -138,7 +138,8 @@ def test_the_fast_path_and_the_reference_reader_read_labels_alike(canonical, tmp
                               out_dir=tmp_path / "ref")
     assert (tmp_path / "fast" / "conversations.jsonl").read_text() == \
         (tmp_path / "ref" / "conversations.jsonl").read_text()
-    assert fast.to_dict() == reference.to_dict()
+    created = lambda summary: {**summary, "provenance": {**summary["provenance"], "created": None}}  # noqa: E731
+    assert created(fast.to_dict()) == created(reference.to_dict())  # the runs may fall in two seconds
     _check(lines_of(tmp_path / "fast"))
 
     # the reference reader, then the reference scorer: the same lines
