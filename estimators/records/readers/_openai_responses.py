@@ -25,6 +25,15 @@ Read from each item:
   (``web_search``, ``computer``, ...): the assistant decided to use the tool;
 - ``reasoning`` items are not shown to the user and are skipped.
 
+**Approvals** (SPEC section 3A): the OpenAI Agents SDK answers a call that a person rejected
+(``RunState.reject``) with a ``function_call_output`` (``custom_tool_call_output`` for a custom
+tool) whose ``output`` is exactly its default rejection message, ``"Tool execution was not
+approved."``. Such a call carries the inline decision ``{"decision": "denied", "approver": None}``
+(the SDK records no approver) and is ``"failed": true``: it did not run. Nothing else is read as a
+decision: a rejection with a message of the deployment's own (``rejection_message``, a
+``tool_error_formatter``) cannot be told from a tool's output, and an approved call leaves no trace
+in the items (the ``openai-agents`` format reads both from a saved ``RunState``).
+
 A record may leave out ``conversation_id``: in a JSONL file it is then ``line-N``, N its
 line (SPEC section 7, :func:`~estimators.records.readers._chat_records.chat_records`).
 """
@@ -32,13 +41,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .._approval import DENIED
 from ._chat import Transcript, parse_arguments
 from ._chat_records import chat_record, chat_records, normalised
 from ._markers import chat_items, record_markers
 from ._openai import content_text
 from ._source import Document, ReadOptions
 
-__all__ = ["NAME", "EXPECTS", "sniff", "read"]
+__all__ = ["NAME", "EXPECTS", "REJECTION_MESSAGE", "ApprovalTranscript", "add_item", "sniff", "read"]
 
 NAME = "openai-responses"
 EXPECTS = "JSONL (or a JSON list) of {conversation_id, label, items} with OpenAI Responses items"
@@ -47,8 +57,48 @@ _OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_ou
 _BUILT_IN = ("web_search_call", "file_search_call", "computer_call", "code_interpreter_call",
              "image_generation_call", "local_shell_call", "mcp_call")
 
+#: The Agents SDK's output for a rejected call: ``DEFAULT_APPROVAL_REJECTION_MESSAGE`` of ``agents/tool.py``
+#: (openai-agents 0.24.0), which ``function_rejection_item`` of ``agents/run_internal/items.py`` writes.
+REJECTION_MESSAGE = "Tool execution was not approved."
+_REJECTABLE = ("function_call_output", "custom_tool_call_output")
+_DENIED = {"decision": DENIED, "approver": None}
 
-def _add_item(transcript: Transcript, item) -> None:
+
+class ApprovalTranscript(Transcript):
+    """A :class:`Transcript` whose calls carry an inline decision (SPEC section 3A).
+
+    ``decisions`` maps a call id to the decision that the log records for that call (``approval``); a call
+    that has none there and whose result is :data:`REJECTION_MESSAGE` is denied. A denied call is
+    ``"failed": true``: it did not run.
+    """
+
+    def __init__(self, decisions: dict | None = None) -> None:
+        super().__init__()
+        self._decisions = decisions or {}
+
+    def rejected(self, call_id) -> None:
+        """The result of a call that the SDK did not run because a person rejected it."""
+        waiting = set(self._open)
+        self.result(call_id)
+        matched = waiting - set(self._open)  # the call the result went to; else the call it implied, last
+        self._events[matched.pop() if matched else -1][1]["approval"] = _DENIED
+
+    def record(self) -> dict:
+        out = super().record()
+        payloads = (payload for kind, payload in self._events if kind == "call")
+        for call, payload in zip(out["tool_calls"], payloads):  # one call per call event, in order
+            call_id = payload["id"]
+            approval = self._decisions.get(call_id) if isinstance(call_id, str) else None
+            approval = approval or payload.get("approval")
+            if approval is not None:
+                call["approval"] = dict(approval)
+                if approval["decision"] == DENIED:
+                    call["failed"] = True
+        return out
+
+
+def add_item(transcript: ApprovalTranscript, item) -> None:
+    """Tell ``transcript`` what one Responses item holds."""
     if not isinstance(item, dict):
         transcript.unreadable()
         return
@@ -65,6 +115,8 @@ def _add_item(transcript: Transcript, item) -> None:
         transcript.call(item.get("name"), parse_arguments(item.get("arguments")), item.get("call_id"))
     elif kind == "custom_tool_call":
         transcript.call(item.get("name"), item.get("input"), item.get("call_id"))
+    elif kind in _REJECTABLE and item.get("output") == REJECTION_MESSAGE:
+        transcript.rejected(item.get("call_id"))
     elif kind in _OUTPUTS:
         transcript.result(item.get("call_id"))
     elif kind in _BUILT_IN:
@@ -78,9 +130,9 @@ def conversation(record: dict) -> dict:
     keys = ("items", "messages", "input", "output")
     if items is None:
         return chat_record(record, {"tool_calls": None, "messages": []}, content_keys=keys)
-    transcript = Transcript()
+    transcript = ApprovalTranscript()
     for item in items:
-        _add_item(transcript, item)
+        add_item(transcript, item)
     return chat_record(record, transcript.record(), content_keys=keys)
 
 

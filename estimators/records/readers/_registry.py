@@ -6,7 +6,16 @@ from typing import Callable, Iterable, Iterator
 
 from .._errors import InputError
 from .._formats import FORMATS
-from . import _anthropic, _inspect, _jsonl, _openai, _openai_responses, _tau2_bench, _tau_bench
+from . import (
+    _anthropic,
+    _inspect,
+    _jsonl,
+    _openai,
+    _openai_agents,
+    _openai_responses,
+    _tau2_bench,
+    _tau_bench,
+)
 from ._markers import record_markers
 from ._source import Document, ReadOptions
 
@@ -35,11 +44,13 @@ class Reader:
             raise doc.error
 
 
-# Detection tries the readers in this order: whole-file formats first, then record formats,
-# the provider-specific chat shapes before plain OpenAI chat (which every plain chat fits).
+# Detection tries the readers in this order: whole-file formats first; then the shapes that canonical JSONL
+# would take for records without a tool record (an Agents SDK RunState); then record formats, the
+# provider-specific chat shapes before plain OpenAI chat (which every plain chat fits).
 READERS: dict[str, Reader] = {
     module.NAME: Reader(module.NAME, module.EXPECTS, module.sniff, module.read)
-    for module in (_inspect, _tau2_bench, _tau_bench, _jsonl, _openai_responses, _anthropic, _openai)
+    for module in (_inspect, _tau2_bench, _tau_bench, _openai_agents, _jsonl, _openai_responses, _anthropic,
+                   _openai)
 }
 if set(FORMATS) != set(READERS):  # the formats named for --help are the readers there are
     raise ImportError(f"FORMATS {FORMATS} and the readers {tuple(READERS)} differ")
