@@ -16,6 +16,11 @@ format                    module
 ``inspect``               :mod:`~estimators.records.readers._inspect`
 ``tau-bench``             :mod:`~estimators.records.readers._tau_bench`
 ``tau2-bench``            :mod:`~estimators.records.readers._tau2_bench`
+``otel``                  :mod:`~estimators.records.readers._otel` (OTLP JSON spans, GenAI conventions)
+``openai-agents``         :mod:`~estimators.records.readers._openai_agents` (a saved RunState)
+``sharegpt``              :mod:`~estimators.records.readers._sharegpt` (ShareGPT, LLaMA-Factory)
+``gemini``                :mod:`~estimators.records.readers._gemini` (Gemini contents, ADK sessions)
+``bedrock-converse``      :mod:`~estimators.records.readers._bedrock_converse`
 ========================  ===================================================
 """
 from __future__ import annotations

@@ -34,8 +34,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import cast
 
+from .._errors import InputError
 from ._chat import Transcript, join_texts, parse_arguments
-from ._chat_records import chat_record, chat_records, normalised
+from ._chat_records import chat_record, chat_records, normalised, where
 from ._markers import record_markers
 from ._source import Document, ReadOptions
 
@@ -81,6 +82,16 @@ def add_call(transcript: Transcript, call) -> None:
         transcript.call(call.get("name"), parse_arguments(call.get("arguments")), call_id)
 
 
+def _refuse_call_parts(content) -> None:
+    """Refuse an assistant content part of type ``tool_call`` (LLaMA-Factory's shape: the call in the message's
+    content): read as OpenAI chat its call would be lost, and the conversation scored as silent (issue 33)."""
+    if isinstance(content, list) and any(isinstance(part, dict) and part.get("type") == "tool_call"
+                                         for part in content):
+        raise InputError("holds a content part of type 'tool_call' (LLaMA-Factory's shape, a call inside the "
+                         "message's content), which OpenAI chat does not have: read it with --format sharegpt, "
+                         "or leave --format out", field="messages")
+
+
 def add_messages(transcript: Transcript, messages, *, call_filter=None) -> None:
     """Feed OpenAI-shaped chat messages to ``transcript`` in order.
 
@@ -96,6 +107,7 @@ def add_messages(transcript: Transcript, messages, *, call_filter=None) -> None:
             if message.get("tool_call_id") is None:  # else: a tool's payload (inspect_ai), not the user
                 transcript.user(content_text(message.get("content")))
         elif role == "assistant":
+            _refuse_call_parts(message.get("content"))
             refusal = message.get("refusal")
             transcript.assistant(join_texts([content_text(message.get("content")),
                                              refusal if isinstance(refusal, str) else ""]))
@@ -139,6 +151,15 @@ def sniff(doc: Document) -> bool:
             or (doc.kind == "json" and doc.data == []))
 
 
+def _conversation_at(record: dict, doc: Document, location) -> dict:
+    """:func:`conversation` of a record, its errors placed at the record's line or JSON path."""
+    try:
+        return conversation(record)
+    except InputError as err:
+        raise InputError(err.detail, source=doc.source, **where(location, err.field)) from None
+
+
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
-    return ((location[1], normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
+    return ((location[1], normalised(_conversation_at(record, doc, location) if isinstance(record, dict) else record,
+                                     doc, location))
             for location, record in chat_records(doc, EXPECTS))

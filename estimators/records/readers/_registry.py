@@ -8,11 +8,15 @@ from .._errors import InputError
 from .._formats import FORMATS
 from . import (
     _anthropic,
+    _bedrock_converse,
+    _gemini,
     _inspect,
     _jsonl,
     _openai,
     _openai_agents,
     _openai_responses,
+    _otel,
+    _sharegpt,
     _tau2_bench,
     _tau_bench,
 )
@@ -44,13 +48,14 @@ class Reader:
             raise doc.error
 
 
-# Detection tries the readers in this order: whole-file formats first; then the shapes that canonical JSONL
-# would take for records without a tool record (an Agents SDK RunState); then record formats, the
-# provider-specific chat shapes before plain OpenAI chat (which every plain chat fits).
+# Detection tries the readers in this order: whole-file formats first; then the traces and the shapes that
+# canonical JSONL would take for records without a tool record (OTLP spans, an Agents SDK RunState, ShareGPT,
+# Gemini, Bedrock Converse); then record formats, the provider-specific chat shapes before plain OpenAI chat
+# (which every plain chat fits).
 READERS: dict[str, Reader] = {
     module.NAME: Reader(module.NAME, module.EXPECTS, module.sniff, module.read)
-    for module in (_inspect, _tau2_bench, _tau_bench, _openai_agents, _jsonl, _openai_responses, _anthropic,
-                   _openai)
+    for module in (_inspect, _tau2_bench, _tau_bench, _otel, _openai_agents, _sharegpt, _gemini, _bedrock_converse,
+                   _jsonl, _openai_responses, _anthropic, _openai)
 }
 if set(FORMATS) != set(READERS):  # the formats named for --help are the readers there are
     raise ImportError(f"FORMATS {FORMATS} and the readers {tuple(READERS)} differ")
