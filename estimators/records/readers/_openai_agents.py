@@ -70,9 +70,12 @@ def sniff(doc: Document) -> bool:
 def _records(state: dict) -> list[tuple[dict, object, object]]:
     """``(decision, tool key, agent name)`` of each approval record of the state's context; the agent is None for
     a record keyed by tool name alone (``context.approvals``): it is any agent's."""
-    context = state.get("context") if isinstance(state.get("context"), dict) else {}
-    approvals = context.get("approvals") if isinstance(context.get("approvals"), dict) else {}
-    out = [(decision, key, None) for key, decision in approvals.items() if isinstance(decision, dict)]
+    found = state.get("context")
+    context: dict = found if isinstance(found, dict) else {}
+    listed = context.get("approvals")
+    approvals: dict = listed if isinstance(listed, dict) else {}
+    out: list[tuple[dict, object, object]] = [(decision, key, None) for key, decision in approvals.items()
+                                              if isinstance(decision, dict)]
     owned = context.get("function_tool_approvals")
     for entry in owned if isinstance(owned, list) else ():
         if isinstance(entry, dict) and isinstance(entry.get("decision"), dict):

@@ -63,6 +63,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
@@ -191,7 +192,7 @@ def _otlp_span(raw: dict) -> _Span:
     start = _time(raw.get("startTimeUnixNano"))
     status = raw.get("status")
     error = None
-    if _is_error(status):
+    if isinstance(status, dict) and _is_error(status):
         message = status.get("message")
         error = message if isinstance(message, str) and message.strip() else "status ERROR"
     events = [_Event(event.get("name"), _time(event.get("timeUnixNano")) or start, None,
@@ -354,7 +355,8 @@ def _call_of(item) -> tuple | None:
     """``(name, arguments, id)`` of a tool call in the OpenAI shape (``function``) or a flat one."""
     if not isinstance(item, dict):
         return None
-    function = item.get("function") if isinstance(item.get("function"), dict) else item
+    nested = item.get("function")
+    function: dict = nested if isinstance(nested, dict) else item
     return function.get("name"), parse_arguments(function.get("arguments")), item.get("id")
 
 
@@ -420,7 +422,8 @@ def _event_message(event: _Event) -> tuple[str, tuple] | None:
 def _span_messages(span: _Span, logs: list) -> tuple[list, list]:
     """The input and output messages of a span, ``(role, texts, calls)`` each, from its attributes and
     events."""
-    inputs, outputs = [], []
+    inputs: list = []
+    outputs: list = []
     for attrs in [span.attrs] + [e.attrs for e in span.events + logs if e.name == _DETAILS_EVENT]:
         for key, out in (("gen_ai.input.messages", inputs), ("gen_ai.output.messages", outputs)):
             value = _json(attrs.get(key))
@@ -457,11 +460,11 @@ def _conversation(trace_id: str, trace: _Trace) -> dict | None:
         return None
     root = roots[0] if roots else None
     ordered = ([root] if root else []) + [s for s in spans if s is not root]
-    record = {"conversation_id": trace_id}
+    record: dict[str, Any] = {"conversation_id": trace_id}
     for field, key in _LABEL_KEYS.items():
         if (value := _label(ordered, key)) is not None:
             record[field] = value
-    metadata = {"root_span": root.name if root else None}
+    metadata: dict = {"root_span": root.name if root else None}
     if (session := next((s.text(key) for key in _SESSION_KEYS for s in ordered if s.text(key)), None)):
         metadata["session_id"] = session
     record["metadata"] = metadata
@@ -472,7 +475,7 @@ def _conversation(trace_id: str, trace: _Trace) -> dict | None:
 
 def _transcript(spans: list[_Span], logs: dict) -> Transcript:
     """The trace's user messages, assistant text and calls, in time order."""
-    timeline: list[tuple[int, int, str, object]] = []  # (time, order, kind, payload)
+    timeline: list[tuple[int, int, str, Any]] = []  # (time, order, kind, payload: a text or a call)
     model_spans = [s for s in spans if not s.is_tool and s.operation not in _AGENT_OPERATIONS]
     read = [(s, *_span_messages(s, logs.get(s.span, []))) for s in model_spans]
     if not any(inputs or outputs for _, inputs, outputs in read):
@@ -488,12 +491,14 @@ def _transcript(spans: list[_Span], logs: dict) -> Transcript:
         for _, texts, calls in outputs:
             timeline.append((span.end, len(timeline), "text", join_texts(texts)))
             for name, arguments, call_id in calls:
-                call = {"name": name, "arguments": arguments, "id": call_id, "time": span.end}
+                call: dict[str, Any] = {"name": name, "arguments": arguments, "id": call_id, "time": span.end}
                 requested.append(call)
                 timeline.append((span.end, len(timeline), "call", call))
     for span in (s for s in spans if s.is_tool):
-        call = _match(span, requested)
-        if call is None:
+        matched = _match(span, requested)
+        if matched is not None:
+            call = matched
+        else:
             call = {"name": _tool_name(span), "id": span.text("gen_ai.tool.call.id"),
                     "arguments": parse_arguments(span.attrs.get("gen_ai.tool.call.arguments"))}
             timeline.append((span.start, len(timeline), "call", call))
