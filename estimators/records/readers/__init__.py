@@ -21,6 +21,7 @@ format                    module
 ``sharegpt``              :mod:`~estimators.records.readers._sharegpt` (ShareGPT, LLaMA-Factory)
 ``gemini``                :mod:`~estimators.records.readers._gemini` (Gemini contents, ADK sessions)
 ``bedrock-converse``      :mod:`~estimators.records.readers._bedrock_converse`
+``langfuse``              :mod:`~estimators.records.readers._langfuse` (trace exports with observations)
 ========================  ===================================================
 """
 from __future__ import annotations

@@ -26,11 +26,14 @@ _OPENAI_ROLES = frozenset({"tool", "function", "developer"})
 
 
 def chat_items(record: dict):
-    """The chat of a record: ``messages``, ``items``, or ``input`` followed by ``output``."""
+    """The chat of a record: ``messages``, ``items``, or ``input`` followed by ``output`` (a list of items, or a
+    whole Response object, ``Response.model_dump()``, whose own ``output`` items are then the chat's)."""
     for key in ("messages", "items"):
         if isinstance(record.get(key), list):
             return record[key]
     inp, out = record.get("input"), record.get("output")
+    if isinstance(out, dict) and out.get("object") == "response" and isinstance(out.get("output"), list):
+        out = out["output"]
     if isinstance(inp, list) or isinstance(out, list):
         items = inp if isinstance(inp, list) else ([{"role": "user", "content": inp}] if isinstance(inp, str) else [])
         return items + (out if isinstance(out, list) else [])

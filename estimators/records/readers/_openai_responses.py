@@ -34,6 +34,16 @@ decision: a rejection with a message of the deployment's own (``rejection_messag
 ``tool_error_formatter``) cannot be told from a tool's output, and an approved call leaves no trace
 in the items (the ``openai-agents`` format reads both from a saved ``RunState``).
 
+**The whole Response object** (issue 33): an application that logs ``response.model_dump()`` (openai-python's
+``openai.types.responses.Response``: ``{"id", "object": "response", "output": [...], "error", ...}``) writes it
+as the record's ``output`` (``{"conversation_id", "label", "input": [...], "output": <Response>}``), or writes the
+Response alone, one a line. The Response's own ``output`` items are the assistant's, after the request's
+``input`` (a list of items, or a string: the user's message); a Response alone has no input, ids or labels (its
+``id`` and ``model`` go to ``metadata``). A Response whose ``error`` is set (``status: "failed"``) is the
+record's ``run_error`` (SPEC section 3), with the error's ``message``. A record whose ``output`` is another
+object (a Chat Completions ``ChatCompletion``, with ``choices``) is refused, naming its keys: read as items,
+its calls would be lost and the conversation scored as silent.
+
 A record may leave out ``conversation_id``: in a JSONL file it is then ``line-N``, N its
 line (SPEC section 7, :func:`~estimators.records.readers._chat_records.chat_records`).
 """
@@ -42,16 +52,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .._approval import DENIED
+from .._errors import InputError
 from ._chat import Transcript, parse_arguments
-from ._chat_records import chat_record, chat_records, normalised
+from ._chat_records import chat_record, chat_records, normalised, records_of, where
 from ._markers import chat_items, record_markers
 from ._openai import content_text
 from ._source import Document, ReadOptions
 
-__all__ = ["NAME", "EXPECTS", "REJECTION_MESSAGE", "ApprovalTranscript", "add_item", "sniff", "read"]
+__all__ = ["NAME", "EXPECTS", "REJECTION_MESSAGE", "ApprovalTranscript", "add_item", "is_response", "sniff", "read"]
 
 NAME = "openai-responses"
-EXPECTS = "JSONL (or a JSON list) of {conversation_id, label, items} with OpenAI Responses items"
+EXPECTS = ("JSONL (or a JSON list) of {conversation_id, label, items} with OpenAI Responses items, or of "
+           "{conversation_id, label, input, output} with the whole Response object as output")
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_output", "local_shell_call_output")
 _BUILT_IN = ("web_search_call", "file_search_call", "computer_call", "code_interpreter_call",
@@ -125,7 +137,42 @@ def add_item(transcript: ApprovalTranscript, item) -> None:
         transcript.call(name, parse_arguments(arguments), item.get("call_id", item.get("id")))
 
 
-def conversation(record: dict) -> dict:
+def is_response(value) -> bool:
+    """A Response object as ``Response.model_dump()`` writes it: ``object`` ``"response"`` and ``output`` items."""
+    return isinstance(value, dict) and value.get("object") == "response" and isinstance(value.get("output"), list)
+
+
+def _with_response(record: dict, response: dict) -> dict:
+    """The record whose ``output`` is the Response object ``response``: its input items, then the Response's."""
+    inp = record.get("input")
+    items = inp if isinstance(inp, list) else [{"role": "user", "content": inp}] if isinstance(inp, str) else []
+    out = {k: v for k, v in record.items() if k not in ("input", "output")}
+    out["items"] = items + response["output"]
+    error = response.get("error")
+    if error is not None and out.get("run_error") is None:
+        message = error.get("message") if isinstance(error, dict) else None
+        out["run_error"] = message if isinstance(message, str) and message.strip() else True
+    return out
+
+
+def _refuse_output(output: dict, doc: Document, location) -> None:
+    keys = ", ".join(sorted(map(str, output))[:8])
+    shape = " (a Chat Completions ChatCompletion)" if "choices" in output else ""
+    raise InputError(f"is an object with keys {keys}{shape}: expected a list of Responses items, or the whole "
+                     'Response object ({"object": "response", "output": [...]}, as Response.model_dump() writes it)',
+                     source=doc.source, **where(location, "output"))
+
+
+def conversation(record: dict, doc: Document, location) -> dict:
+    if is_response(record):  # a Response alone: no input, ids or labels of its own
+        response = record
+        record = {"conversation_id": record["conversation_id"],
+                  "metadata": {"response_id": response.get("id"), "model": response.get("model")}}
+        record = _with_response(record, response)
+    elif isinstance(record.get("output"), dict):
+        if not is_response(record["output"]):
+            _refuse_output(record["output"], doc, location)
+        record = _with_response(record, record["output"])
     items = chat_items(record)
     keys = ("items", "messages", "input", "output")
     if items is None:
@@ -136,12 +183,25 @@ def conversation(record: dict) -> dict:
     return chat_record(record, transcript.record(), content_keys=keys)
 
 
+def _holds_response(value) -> bool:
+    """A Response alone, or a record whose ``output`` is an object (a Response, or a shape refused by name)."""
+    return isinstance(value, dict) and (is_response(value) or isinstance(value.get("output"), dict))
+
+
 def sniff(doc: Document) -> bool:
+    """Records with Responses items and no other provider's, or records that hold a Response object."""
     markers = record_markers(doc)
-    return markers is not None and bool(markers) and "responses" in markers and markers <= {"chat", "responses"}
+    if markers is None:
+        return False
+    if markers and "responses" in markers and markers <= {"chat", "responses"}:
+        return True
+    if NAME not in doc.cache:
+        doc.cache[NAME] = markers <= {"chat", "responses", "openai"} and any(
+            _holds_response(value) for _, value in records_of(doc, EXPECTS))
+    return doc.cache[NAME]
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
-    return ((location[1], normalised(conversation(record) if isinstance(record, dict) else record, doc, location))
+    return ((location[1], normalised(conversation(record, doc, location) if isinstance(record, dict) else record,
+                                     doc, location))
             for location, record in chat_records(doc, EXPECTS))
-

@@ -12,6 +12,7 @@ from . import (
     _gemini,
     _inspect,
     _jsonl,
+    _langfuse,
     _openai,
     _openai_agents,
     _openai_responses,
@@ -49,13 +50,13 @@ class Reader:
 
 
 # Detection tries the readers in this order: whole-file formats first; then the traces and the shapes that
-# canonical JSONL would take for records without a tool record (OTLP spans, an Agents SDK RunState, ShareGPT,
-# Gemini, Bedrock Converse); then record formats, the provider-specific chat shapes before plain OpenAI chat
+# canonical JSONL would take for records without a tool record (OTLP spans, Langfuse exports, an Agents SDK RunState,
+# ShareGPT, Gemini, Bedrock Converse); then record formats, the provider-specific chat shapes before plain OpenAI chat
 # (which every plain chat fits).
 READERS: dict[str, Reader] = {
     module.NAME: Reader(module.NAME, module.EXPECTS, module.sniff, module.read)
-    for module in (_inspect, _tau2_bench, _tau_bench, _otel, _openai_agents, _sharegpt, _gemini, _bedrock_converse,
-                   _jsonl, _openai_responses, _anthropic, _openai)
+    for module in (_inspect, _tau2_bench, _tau_bench, _otel, _langfuse, _openai_agents, _sharegpt, _gemini,
+                   _bedrock_converse, _jsonl, _openai_responses, _anthropic, _openai)
 }
 if set(FORMATS) != set(READERS):  # the formats named for --help are the readers there are
     raise ImportError(f"FORMATS {FORMATS} and the readers {tuple(READERS)} differ")
