@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 from ..stats import check_choice
+from ._errors import InputError
+from ._inputs import log_inputs
 from ._records import is_turn, iter_jsonl
 from .readers import _tau2_bench
 from .readers._registry import FORMATS, READERS, detect
@@ -168,7 +171,8 @@ def tool_usage(path, *, format: str = "auto", limits: ArchiveLimits | None = Non
     Parameters
     ----------
     path : path-like
-        The log (a tau2-bench results folder is a folder).
+        The log, or a folder of logs of one format (every log file in it, as ``escalation score`` reads a
+        folder: a folder of trace exports, say); a tau2-bench results folder is one log.
     format : str
         ``"auto"`` (detected from the content) or one of :data:`~estimators.records.readers.FORMATS`.
     limits : ArchiveLimits, optional
@@ -182,9 +186,26 @@ def tool_usage(path, *, format: str = "auto", limits: ArchiveLimits | None = Non
         For a log that cannot be read (naming the file, and the line).
     """
     check_choice("format", format, ("auto", *FORMATS))
+    tally = _Tally()
+    annotations = None
+    if Path(path).is_dir() and not _tau2_bench.is_results_folder(path):  # a folder of logs: each in turn
+        with log_inputs(path) as inputs:
+            formats = [_count(log.path, format, tally, limits)[0] for log in inputs.logs]
+        if len(set(formats)) > 1:
+            other = next(i for i, f in enumerate(formats) if f != formats[0])
+            first, second = (Path(inputs.logs[i].name).name for i in (0, other))
+            raise InputError(f"the logs are of different formats: {first} is {formats[0]}, {second} is "
+                             f"{formats[other]}; read each format apart, or name the format with --format",
+                             source=str(path))
+        return tally.usage(str(path), formats[0], None)
+    used, annotations = _count(path, format, tally, limits)
+    return tally.usage(str(path), used, annotations)
+
+
+def _count(path, format: str, tally: _Tally, limits: ArchiveLimits | None):
+    """Add one log's calls to ``tally``; ``(format read, tau2-bench tool annotations or None)``."""
     head = head_document(path) if format == "auto" else None
     used = detect(cast(Document, head)) if format == "auto" else format  # head is read when auto
-    tally = _Tally()
     annotations = None
     if used == "jsonl":
         for chunk in iter_jsonl(path):
@@ -196,4 +217,4 @@ def tool_usage(path, *, format: str = "auto", limits: ArchiveLimits | None = Non
             tally.add(conv, used == "tau-bench")
         if used == "tau2-bench":
             annotations = _tau2_bench.tool_annotations(doc)
-    return tally.usage(str(path), used, annotations)
+    return used, annotations

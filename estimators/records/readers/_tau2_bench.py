@@ -138,9 +138,14 @@ def _is_results(data) -> bool:
     return isinstance(data.get("info"), dict) and isinstance(data.get("tasks"), list)
 
 
+def is_results_folder(path) -> bool:
+    """Whether a folder is a tau2-bench results folder (``results.json``, or a ``simulations`` folder): one log."""
+    return (Path(path) / "results.json").exists() or (Path(path) / "simulations").is_dir()
+
+
 def sniff(doc: Document) -> bool:
     if doc.kind == "dir":
-        return (doc.path / "results.json").exists() or (doc.path / "simulations").is_dir()
+        return is_results_folder(doc.path)
     return doc.kind == "json" and _is_results(doc.data)
 
 
