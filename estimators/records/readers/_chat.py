@@ -200,3 +200,35 @@ class Transcript:
         if self._unreadable:
             out["unreadable"] = self._unreadable
         return out
+
+
+def timeline_transcript(timeline) -> Transcript:
+    """A :class:`Transcript` of a trace's events ``(time, order, kind, payload)``, in time order (then the order
+    found): ``kind`` ``user`` or ``text`` with the text as payload, or ``call`` with a dict ``name``,
+    ``arguments`` and ``failed`` (the trace readers: :mod:`._otel`, :mod:`._langfuse`)."""
+    transcript = Transcript()
+    for number, (_, _, kind, payload) in enumerate(sorted(timeline, key=lambda item: item[:2])):
+        if kind == "user":
+            transcript.user(payload)
+        elif kind == "text":
+            transcript.assistant(payload)
+        else:
+            transcript.call(payload["name"], payload["arguments"], f"k{number}")
+            if payload.get("failed"):
+                transcript.result(f"k{number}", failed=True)
+    return transcript
+
+
+def executed_request(requested: list[dict], call_id, name, start) -> dict | None:
+    """The call a model requested that a tool span (or observation) executed: the one with its call id, else the
+    earliest one of its tool requested at or before ``start`` that no tool has executed yet (an executed request
+    carries ``failed``)."""
+    for call in requested:
+        if "failed" in call:
+            continue
+        if call_id is not None and call["id"] is not None:
+            if call["id"] == call_id:
+                return call
+        elif call["name"] == name and call["time"] <= start:
+            return call
+    return None

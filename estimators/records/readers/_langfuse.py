@@ -57,7 +57,7 @@ from typing import Any
 import orjson
 
 from .._errors import InputError
-from ._chat import Transcript, join_texts, parse_arguments
+from ._chat import Transcript, executed_request, join_texts, parse_arguments, timeline_transcript
 from ._chat_records import chat_record, normalised, records_of, where
 from ._gemini import _call as gemini_call
 from ._markers import RESPONSES_ITEM_TYPES
@@ -384,7 +384,8 @@ def _transcript(generations: list[dict], tools: list[dict]) -> Transcript:
             timeline.append((end, len(timeline), "call", call))
     for tool in tools:
         start = _time(tool.get("startTime"))
-        matched = _match(tool, start, requested)
+        matched = executed_request(requested, _call_id(_attributes(tool).get("gen_ai.tool.call.id")),
+                                   _tool_name(tool), start)
         if matched is not None:
             call = matched
         else:
@@ -392,32 +393,7 @@ def _transcript(generations: list[dict], tools: list[dict]) -> Transcript:
                     "id": _call_id(_attributes(tool).get("gen_ai.tool.call.id"))}
             timeline.append((start, len(timeline), "call", call))
         call["failed"] = tool.get("level") == "ERROR"
-    transcript = Transcript()
-    for number, (_, _, kind, payload) in enumerate(sorted(timeline, key=lambda item: item[:2])):
-        if kind == "user":
-            transcript.user(payload)
-        elif kind == "text":
-            transcript.assistant(payload)
-        else:
-            transcript.call(payload["name"], payload["arguments"], f"k{number}")
-            if payload.get("failed"):
-                transcript.result(f"k{number}", failed=True)
-    return transcript
-
-
-def _match(tool: dict, start: float, requested: list[dict]) -> dict | None:
-    """The requested call that the tool observation executed: the one with its ``gen_ai.tool.call.id``, else the
-    earliest unexecuted request of its tool whose generation started before it."""
-    call_id, name = _call_id(_attributes(tool).get("gen_ai.tool.call.id")), _tool_name(tool)
-    for call in requested:
-        if "failed" in call:
-            continue
-        if call_id is not None and call["id"] is not None:
-            if call["id"] == call_id:
-                return call
-        elif call["name"] == name and call["time"] <= start:
-            return call
-    return None
+    return timeline_transcript(timeline)
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:

@@ -68,7 +68,7 @@ from typing import Any
 import orjson
 
 from .._errors import InputError
-from ._chat import Transcript, join_texts, parse_arguments
+from ._chat import Transcript, executed_request, join_texts, parse_arguments, timeline_transcript
 from ._chat_records import chat_record, normalised
 from ._source import Document, ReadOptions
 
@@ -495,7 +495,7 @@ def _transcript(spans: list[_Span], logs: dict) -> Transcript:
                 requested.append(call)
                 timeline.append((span.end, len(timeline), "call", call))
     for span in (s for s in spans if s.is_tool):
-        matched = _match(span, requested)
+        matched = executed_request(requested, span.text("gen_ai.tool.call.id"), _tool_name(span), span.start)
         if matched is not None:
             call = matched
         else:
@@ -503,32 +503,7 @@ def _transcript(spans: list[_Span], logs: dict) -> Transcript:
                     "arguments": parse_arguments(span.attrs.get("gen_ai.tool.call.arguments"))}
             timeline.append((span.start, len(timeline), "call", call))
         call["failed"] = span.error is not None or span.attrs.get("error.type") is not None
-    transcript = Transcript()
-    for number, (_, _, kind, payload) in enumerate(sorted(timeline, key=lambda item: item[:2])):
-        if kind == "user":
-            transcript.user(payload)
-        elif kind == "text":
-            transcript.assistant(payload)
-        else:
-            transcript.call(payload["name"], payload["arguments"], f"k{number}")
-            if payload.get("failed"):
-                transcript.result(f"k{number}", failed=True)
-    return transcript
-
-
-def _match(span: _Span, requested: list[dict]) -> dict | None:
-    """The requested call that the tool span executed: the one with its ``gen_ai.tool.call.id``, else the
-    earliest unexecuted request of its tool that ended before the span started."""
-    call_id, name = span.text("gen_ai.tool.call.id"), _tool_name(span)
-    for call in requested:
-        if "failed" in call:
-            continue
-        if call_id is not None and call["id"] is not None:
-            if call["id"] == call_id:
-                return call
-        elif call["name"] == name and call["time"] <= span.start:
-            return call
-    return None
+    return timeline_transcript(timeline)
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
