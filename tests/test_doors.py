@@ -8,7 +8,7 @@ import re
 import pytest
 
 LAZY_DOORS = ("escalation.estimators.stats", "escalation.estimators.records", "escalation.estimators.metric",
-              "escalation.estimators.judges", "escalation.integrations.inspect_ai")
+              "escalation.estimators.judges", "escalation.integrations.inspect_ai", "escalation.integrations.traces")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

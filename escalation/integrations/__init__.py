@@ -2,5 +2,7 @@
 
 - :mod:`escalation.integrations.inspect_ai`: the suite's task, the scorer and its metric, judges on
   inspect_ai models, the profile models, and inspect_ai's entry point (``escalation/...`` names).
+- :mod:`escalation.integrations.traces`: results back onto production traces: each scored conversation's ``u``,
+  ``o`` and ``a`` as OpenTelemetry GenAI ``gen_ai.evaluation.result`` events (``escalation score --emit otel``).
 """
 __all__: list[str] = []

@@ -77,6 +77,15 @@ class Mode(str, Enum):
     text = "text"
 
 
+class Emit(str, Enum):
+    otel = "otel"
+
+
+EMIT_HELP = ("With --out: also write DIR/evaluations.otlp.jsonl, each scored trace's u, o and a as OpenTelemetry GenAI "
+             "gen_ai.evaluation.result events (OTLP JSON log records, one export a line, as the Collector's file "
+             "exporter writes them), each parented to the span of the scored turn or call. Needs logs of --format "
+             "otel.")
+
 def _fmt(x, digits=4):
     return format_number(x, digits)
 
@@ -223,8 +232,30 @@ def _check_paths(records: list[Path], out: Optional[Path], *, figures: bool, no_
     if figures and no_report:
         raise InputError("--figures and --no-report cannot go together: the figures are drawn with report.html")
     if out is not None:
+        from escalation.integrations.traces import EVENTS_FILE
+
         check_out_dir(out, [*records, *inputs],
-                      writes=("conversations.jsonl", "summary.json", "judges.jsonl", *report_files(SCORE_FIGURES)))
+                      writes=("conversations.jsonl", "summary.json", "judges.jsonl", EVENTS_FILE,
+                              *report_files(SCORE_FIGURES)))
+
+
+def _check_emit(records: list[Path], *, format: str, out: Optional[Path], limits) -> None:
+    """Refuse --emit otel without --out, or with logs that are not OTLP traces (the events need their span ids):
+    the format is detected as the scoring would, before anything is read or written."""
+    from escalation.estimators.records import InputError, detect_format, log_inputs
+
+    if out is None:
+        raise InputError("otel writes DIR/evaluations.otlp.jsonl: give --out DIR", field="--emit")
+    found = format
+    if format == "auto":
+        if any(str(p) == "-" for p in records):
+            raise InputError("otel needs traces: give --format otel to read them from standard input", field="--emit")
+        with log_inputs(records) as inputs:
+            found = next((f for f in (detect_format(log.path, limits.document) for log in inputs.logs) if f != "otel"),
+                         "otel")
+    if found != "otel":
+        raise InputError(f"otel puts the results back onto the spans of OTLP traces (--format otel); the log is "
+                         f"{found}", field="--emit")
 
 
 def _check_extras(mode: Mode, *, validation: Optional[Path], instructions: Optional[Path],
@@ -292,6 +323,7 @@ def _score_logs(records: list[Path], policy_obj, finish: _Finish, *, out: Option
 
     from escalation.estimators.metric import score_file
     from escalation.estimators.records import output_folder
+    from escalation.integrations.traces import EVENTS_FILE
 
     size = sum(os.path.getsize(p) for p in records if p.is_file()) or None
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
@@ -309,7 +341,7 @@ def _score_logs(records: list[Path], policy_obj, finish: _Finish, *, out: Option
             if out is not None:  # an earlier run's, which the summary just written does not name
                 written = {*(() if report is None else report.names),
                            *(("judges.jsonl",) if "lines" in finish.finished else ())}
-                for name in ("judges.jsonl", *report_files(SCORE_FIGURES)):
+                for name in ("judges.jsonl", EVENTS_FILE, *report_files(SCORE_FIGURES)):
                     if name not in written:
                         (out / name).unlink(missing_ok=True)
         finally:
@@ -412,6 +444,7 @@ def score(
     figures: bool = typer.Option(False, "--figures", help="With --out: also draw the figures rates and "
                                  "scenario_errors as PNG and PDF files for a paper (imports matplotlib: about a "
                                  "second more)."),
+    emit: Optional[Emit] = typer.Option(None, "--emit", metavar="FORMAT", help=EMIT_HELP),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N",
                                    help="Conversations scored at a time (memory bound)."),
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
@@ -447,6 +480,8 @@ def score(
     limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
     _check_paths(records, out, figures=figures, no_report=no_report,
                  inputs=[policy, labels, plan, validation, instructions])
+    if emit is not None:
+        _check_emit(records, format=format, out=out, limits=limits)
     policy_obj = load_policy(policy)
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
@@ -474,13 +509,22 @@ def score(
         from ._report import ScoreReport
         report = ScoreReport(policy_obj, mode.value, report_timelines, figures=figures,
                              sources=", ".join("standard input" if str(p) == "-" else str(p) for p in records))
-    summary, used = _score_logs(records, policy_obj, finish, out=out, report=report, format=format,
+    scoring: Any = report
+    if emit is not None:
+        from escalation.integrations.traces import OtelEvents
+        scoring = OtelEvents(policy_obj, mode.value, beside=report)
+    summary, used = _score_logs(records, policy_obj, finish, out=out, report=scoring, format=format,
                                 labels=label_obj, mode=mode.value, confidence=confidence, rho=rho, plan=plan_df,
                                 chunk_size=chunk_size, approval_escalation=approval_escalation,
                                 interval=interval.value, seed=seed, provenance=facts, limits=limits)
     data, correction = _printed_summary(summary, finish)
     _print_scores(data, summary, correction, records=records, used=used, out=out, as_json=as_json,
                   report=() if report is None else report.names, format=format)
+    if emit is not None and out is not None and not as_json:
+        from escalation.integrations.traces import EVENTS_FILE
+
+        from ._console import plain
+        typer.echo(f"evaluation events (OTLP JSON): {plain(out / EVENTS_FILE, None)}")
     if judging is not None:
         _print_judges(judging, finish, out=out, as_json=as_json)
     if not summary.scored:

@@ -47,6 +47,12 @@ The same span model is read in three envelopes, one export a line or one such ob
   the source); ``--labels`` replaces them. ``metadata`` keeps the root span's name and a session id
   (``gen_ai.conversation.id`` or ``session.id``) when there is one.
 - A trace whose root span has status ERROR is ``run_error`` (SPEC section 3), with the status message.
+- **Where each result goes back** (``escalation score --emit otel``): ``metadata["otel"]`` is
+  ``{"trace_id", "turn_spans", "call_spans"}`` (hex ids), and ``"response_ids"`` when a turn's span has
+  ``gen_ai.response.id``. ``turn_spans[t]`` is the span whose output first answers turn ``t`` (the model span; the
+  tool span for a call that no model output requested; null for a turn with no output), ``response_ids[t]`` its
+  ``gen_ai.response.id``; ``call_spans[k]`` is the tool span that executed call ``k`` (``tool_calls[k]``), else the
+  model span that requested it. They come from the time line the record is made of (2% of the reading time).
 
 A trace with no GenAI span (``gen_ai.*`` attribute or event) is not a conversation and is left out; a
 file with no GenAI span at all, or with spans outside these envelopes, is refused with what was found.
@@ -68,7 +74,7 @@ from typing import Any
 import orjson
 
 from .._errors import InputError
-from ._chat import Transcript, executed_request, join_texts, parse_arguments, timeline_transcript
+from ._chat import executed_request, join_texts, parse_arguments, timeline_transcript
 from ._chat_records import chat_record, normalised
 from ._source import Document, ReadOptions
 
@@ -470,12 +476,44 @@ def _conversation(trace_id: str, trace: _Trace) -> dict | None:
     record["metadata"] = metadata
     if root is not None and root.error is not None:
         record["run_error"] = root.error
-    return chat_record(record, _transcript(spans, trace.logs).record())
+    timeline, owners = _timeline(spans, trace.logs)
+    timeline.sort(key=lambda item: item[:2])  # in time order once: timeline_transcript's own sort is then linear
+    chat = timeline_transcript(timeline).record()
+    metadata["otel"] = _span_ids(trace_id, timeline, owners, chat, spans)
+    return chat_record(record, chat)
 
 
-def _transcript(spans: list[_Span], logs: dict) -> Transcript:
-    """The trace's user messages, assistant text and calls, in time order."""
+def _span_ids(trace_id: str, timeline: list, owners: list, chat: dict, spans: list[_Span]) -> dict:
+    """``metadata["otel"]`` (module docstring): the span of each turn and call of ``chat``, the record made of
+    ``timeline`` (sorted; :func:`timeline_transcript` keeps every call and the assistant's non-blank texts, in
+    order); ``owners[order]``: the span that the entry of that ``order`` was read from."""
+    call_turns = iter([c["turn"] for c in chat["tool_calls"]])
+    text_turns = iter([m["turn"] for m in chat["messages"] if m["role"] == "assistant"])
+    turn_spans: list[str | None] = [None] * chat["assistant_turns"]
+    call_spans = []
+    for _, order, kind, payload in timeline:
+        if kind == "call":
+            turn = next(call_turns)
+            call_spans.append(payload["span"])
+        elif kind == "text" and isinstance(payload, str) and payload.strip():
+            turn = next(text_turns)
+        else:
+            continue
+        if turn_spans[turn] is None:
+            turn_spans[turn] = owners[order]
+    out: dict[str, Any] = {"trace_id": trace_id, "turn_spans": turn_spans, "call_spans": call_spans}
+    responses = {s.span: s.text("gen_ai.response.id") for s in spans}
+    if any(responses.get(span) for span in turn_spans):
+        out["response_ids"] = [responses.get(span) for span in turn_spans]
+    return out
+
+
+def _timeline(spans: list[_Span], logs: dict) -> tuple[list, list]:
+    """The trace's user messages, assistant text and calls, as read: the entries ``(time, order, kind, payload)``
+    of :func:`timeline_transcript`, and the span each was read from (by ``order``); a call's payload
+    names its span as ``span`` (the tool span that executed it, else the model span that requested it)."""
     timeline: list[tuple[int, int, str, Any]] = []  # (time, order, kind, payload: a text or a call)
+    owners: list[str | None] = []
     model_spans = [s for s in spans if not s.is_tool and s.operation not in _AGENT_OPERATIONS]
     read = [(s, *_span_messages(s, logs.get(s.span, []))) for s in model_spans]
     if not any(inputs or outputs for _, inputs, outputs in read):
@@ -487,13 +525,17 @@ def _transcript(spans: list[_Span], logs: dict) -> Transcript:
         users = [join_texts(texts) for role, texts, _ in inputs if role == "user"]
         for text in users[users_seen:]:
             timeline.append((span.start, len(timeline), "user", text))
+            owners.append(span.span)
         users_seen = max(users_seen, len(users))
         for _, texts, calls in outputs:
             timeline.append((span.end, len(timeline), "text", join_texts(texts)))
+            owners.append(span.span)
             for name, arguments, call_id in calls:
-                call: dict[str, Any] = {"name": name, "arguments": arguments, "id": call_id, "time": span.end}
+                call: dict[str, Any] = {"name": name, "arguments": arguments, "id": call_id, "time": span.end,
+                                        "span": span.span}
                 requested.append(call)
                 timeline.append((span.end, len(timeline), "call", call))
+                owners.append(span.span)
     for span in (s for s in spans if s.is_tool):
         matched = executed_request(requested, span.text("gen_ai.tool.call.id"), _tool_name(span), span.start)
         if matched is not None:
@@ -502,8 +544,10 @@ def _transcript(spans: list[_Span], logs: dict) -> Transcript:
             call = {"name": _tool_name(span), "id": span.text("gen_ai.tool.call.id"),
                     "arguments": parse_arguments(span.attrs.get("gen_ai.tool.call.arguments"))}
             timeline.append((span.start, len(timeline), "call", call))
+            owners.append(span.span)
         call["failed"] = span.error is not None or span.attrs.get("error.type") is not None
-    return timeline_transcript(timeline)
+        call["span"] = span.span
+    return timeline, owners
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
