@@ -8,7 +8,8 @@ import re
 import pytest
 
 LAZY_DOORS = ("escalation.estimators.stats", "escalation.estimators.records", "escalation.estimators.metric",
-              "escalation.estimators.judges", "escalation.integrations.inspect_ai", "escalation.integrations.traces")
+              "escalation.estimators.judges", "escalation.integrations.inspect_ai", "escalation.integrations.traces",
+              "escalation.integrations.phoenix")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

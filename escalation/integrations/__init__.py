@@ -4,5 +4,7 @@
   inspect_ai models, the profile models, and inspect_ai's entry point (``escalation/...`` names).
 - :mod:`escalation.integrations.traces`: results back onto production traces: each scored conversation's ``u``,
   ``o`` and ``a`` as OpenTelemetry GenAI ``gen_ai.evaluation.result`` events (``escalation score --emit otel``).
+- :mod:`escalation.integrations.phoenix`: a Phoenix project's traces read through its client and scored, each
+  conversation's ``u``, ``o`` and ``a`` written back as span annotations (``escalation score --phoenix URL``).
 """
 __all__: list[str] = []

@@ -45,6 +45,7 @@ check_unique_keys, UniqueKeys, key_hashes, RepeatedKeyError, repeated_across_log
                                  of a table, or streamed; its error, and that of logs that share keys
 read_conversations, iter_conversations, detect_format, FORMATS, inspect_sample_conversation
                                  every supported log format
+openinference_conversation       one trace's OpenInference spans (Phoenix's REST shape) as a conversation
 ArchiveLimits, member_bytes      the most an inspect_ai .eval archive may decompress to; a member's size
 Labels, load_labels, load_plan, PlannedConversations
                                  labels and planned scenarios for logs that carry none

@@ -127,5 +127,6 @@ from .readers import (
     inspect_sample_conversation as inspect_sample_conversation,
     iter_conversations as iter_conversations,
     member_bytes as member_bytes,
+    openinference_conversation as openinference_conversation,
     read_conversations as read_conversations,
 )

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from contextlib import nullcontext
+from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import Any, Collection, Optional
@@ -85,6 +86,56 @@ EMIT_HELP = ("With --out: also write DIR/evaluations.otlp.jsonl, each scored tra
              "gen_ai.evaluation.result events (OTLP JSON log records, one export a line, as the Collector's file "
              "exporter writes them), each parented to the span of the scored turn or call. Needs logs of --format "
              "otel.")
+
+PHOENIX_HELP = ("Score the traces of a running Arize Phoenix (its URL: http://localhost:6006) in place of LOG, with "
+                "--project: one trace a conversation (OpenInference spans), read through Phoenix's client "
+                "(PHOENIX_API_KEY where the server asks for one), and write each conversation's u, o and a back as "
+                "span annotations (annotator kind CODE, named escalation.u, escalation.o, escalation.a) on the "
+                "trace's root span; a second run updates them, never adds more. --out DIR writes the scored files "
+                "as usual. Needs the phoenix extra: python -m pip install -e \".[phoenix]\".")
+SINCE_HELP = ("With --phoenix: read only the traces that started at or after this time (ISO 8601: "
+              "2026-12-04T09:30:00+00:00; UTC when it names no zone), the traces added since an earlier run.")
+
+
+def _check_phoenix(ctx: typer.Context, records: list[Path], *, phoenix: Optional[str], project: Optional[str],
+                   since: Optional[str], format: str, emit) -> Optional[datetime]:
+    """Refuse LOG with --phoenix and neither without it, --project or --since without --phoenix (and the
+    reverse), --format and --emit with it; the --since time, read."""
+    from escalation.estimators.records import InputError
+
+    if phoenix is None:
+        if not records:
+            ctx.fail("Missing argument 'LOG' (or give --phoenix URL --project NAME).")
+        if project is not None or since is not None:
+            raise InputError("--project and --since name what --phoenix URL reads: give --phoenix, or leave them out")
+        return None
+    if records:
+        raise InputError("--phoenix reads the traces of a Phoenix project in place of LOG: give one or the other")
+    if project is None:
+        raise InputError("give --project NAME, the Phoenix project whose traces are scored", field="--phoenix")
+    if format != "auto" or emit is not None:
+        raise InputError("the traces of Phoenix are OpenInference spans, and the results go back as span "
+                         "annotations: leave --format and --emit out", field="--phoenix")
+    if since is None:
+        return None
+    try:
+        when = datetime.fromisoformat(since)
+    except ValueError:
+        raise InputError(f"{since!r} is not an ISO 8601 time (2026-12-04T09:30:00+00:00)", field="--since") from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def _read_phoenix(ctx: typer.Context, url: str, project: str, since: Optional[datetime]):
+    """The project's traces read into a canonical JSONL file in a temporary folder, removed when the command ends."""
+    import re
+    import tempfile
+
+    from escalation.integrations.phoenix import read_phoenix
+
+    folder = ctx.with_resource(tempfile.TemporaryDirectory(prefix="escalation-phoenix-"))
+    name = re.sub(r"[^\w.-]", "_", project)
+    return read_phoenix(url, project, Path(folder) / f"{name}.phoenix.jsonl", since=since)
+
 
 def _fmt(x, digits=4):
     return format_number(x, digits)
@@ -406,11 +457,12 @@ def _print_judges(judging, finish: _Finish, *, out: Optional[Path], as_json: boo
 
 
 def score(
-    records: list[Path] = typer.Argument(..., metavar="LOG", help="The logs: files (canonical JSONL, SPEC "
+    ctx: typer.Context,
+    records: list[Path] = typer.Argument(None, metavar="LOG", help="The logs: files (canonical JSONL, SPEC "
                                          "section 6, or a supported log format), folders of logs (every .json, "
                                          ".jsonl, .ndjson and .eval file in it, in name order; a tau2-bench "
                                          "results folder is one log), or - for standard input. Several logs are "
-                                         "scored together as one input of one format."),
+                                         "scored together as one input of one format. None with --phoenix."),
     policy: Path = typer.Option(..., "--policy", metavar="FILE", help="Policy file (JSON or TOML): escalation_tools, "
                                 "read_only_tools, action_tools, approval_tools, gated_tools."),
     format: str = typer.Option("auto", "--format", metavar="NAME", help=f"Input format: {', '.join(FORMATS)}."),
@@ -445,6 +497,10 @@ def score(
                                  "scenario_errors as PNG and PDF files for a paper (imports matplotlib: about a "
                                  "second more)."),
     emit: Optional[Emit] = typer.Option(None, "--emit", metavar="FORMAT", help=EMIT_HELP),
+    phoenix: Optional[str] = typer.Option(None, "--phoenix", metavar="URL", help=PHOENIX_HELP),
+    project: Optional[str] = typer.Option(None, "--project", metavar="NAME", help="With --phoenix: the project "
+                                          "whose traces are scored (its name or id)."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help=SINCE_HELP),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N",
                                    help="Conversations scored at a time (memory bound)."),
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
@@ -478,6 +534,8 @@ def score(
     check_level("confidence", confidence)  # before the logs are read
     check_choice("format", format, FORMATS)
     limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
+    records = records or []
+    since_time = _check_phoenix(ctx, records, phoenix=phoenix, project=project, since=since, format=format, emit=emit)
     _check_paths(records, out, figures=figures, no_report=no_report,
                  inputs=[policy, labels, plan, validation, instructions])
     if emit is not None:
@@ -486,6 +544,10 @@ def score(
     label_obj = load_labels(labels) if labels is not None else None
     plan_df = load_plan(plan) if plan is not None else None
     _check_extras(mode, validation=validation, instructions=instructions, judge_model=judge_model)
+    traces = None
+    if phoenix is not None and project is not None:  # read before anything is written: unreachable exits 2
+        traces = _read_phoenix(ctx, phoenix, project, since_time)
+        records, format = [traces.path], "jsonl"
     judging = None
     if judge_model is not None:  # checked before anything is scored or written
         from ._judging import prepare_judges
@@ -503,6 +565,8 @@ def score(
     facts = {"validation": describe_file(validation), "labels": describe_file(labels), "plan": describe_file(plan),
              "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
                          "chunk_size": chunk_size}}
+    if traces is not None:
+        facts["phoenix"] = traces.provenance()
     finish = _Finish(checked, validation, judging, out)
     report = None
     if out is not None and not no_report:
@@ -513,6 +577,9 @@ def score(
     if emit is not None:
         from escalation.integrations.traces import OtelEvents
         scoring = OtelEvents(policy_obj, mode.value, beside=report)
+    if traces is not None:
+        from escalation.integrations.phoenix import PhoenixAnnotations
+        scoring = PhoenixAnnotations(traces, policy_obj, mode.value, beside=scoring)
     summary, used = _score_logs(records, policy_obj, finish, out=out, report=scoring, format=format,
                                 labels=label_obj, mode=mode.value, confidence=confidence, rho=rho, plan=plan_df,
                                 chunk_size=chunk_size, approval_escalation=approval_escalation,
@@ -525,6 +592,10 @@ def score(
 
         from ._console import plain
         typer.echo(f"evaluation events (OTLP JSON): {plain(out / EVENTS_FILE, None)}")
+    if traces is not None:
+        from ._console import plain
+        typer.echo(plain(f"Phoenix: {scoring.send()} span annotations on {len(traces.conversations)} of the "
+                         f"{traces.traces} traces of project {traces.project} at {traces.url}", None), err=as_json)
     if judging is not None:
         _print_judges(judging, finish, out=out, as_json=as_json)
     if not summary.scored:

@@ -31,11 +31,12 @@ from .._errors import InputError
 from .._keys import UniqueKeys
 from .._labels import Labels, load_labels
 from ._inspect import conversation as inspect_sample_conversation, member_bytes
+from ._openinference import openinference_conversation
 from ._registry import FORMATS, READERS, detect
 from ._source import ArchiveLimits, JsonLines, ReadOptions, head_document, load_document
 
 __all__ = ["FORMATS", "read_conversations", "iter_conversations", "detect_format", "inspect_sample_conversation",
-           "ArchiveLimits", "member_bytes"]
+           "openinference_conversation", "ArchiveLimits", "member_bytes"]
 
 
 def detect_format(path, limit: int | None = None) -> str:
