@@ -1,21 +1,21 @@
 """Speed and memory of scoring production traces: OTLP JSON spans against canonical JSONL.
 
-Usage: python benchmarks/traces.py [--megabytes 1000] [--files 20]
+Usage: python benchmarks/traces.py [--megabytes 1000] [--files 20] [--workers 2]
 
 Makes a folder of OTLP JSON trace files (JSON Lines, one export a line, as the OpenTelemetry
 Collector's file exporter writes them) of about MEGABYTES in FILES files, by repeating the traces of
 ``tests/data/readers/otel/openai_v2.jsonl`` (written by the OpenTelemetry SDK and the OpenAI
 instrumentation) with fresh trace and span ids, and the same conversations as canonical JSONL. Then
 prints, measured in this one run: ``escalation score`` on the folder (time, spans a second, peak
-memory of the process) and on the canonical file (time, conversations a second), so the cost of
-reading traces is read beside the canonical reader's.
+memory of the process), the same with ``--backend dask`` on a local cluster of WORKERS workers (a task a
+file; its output compared byte for byte), and on the canonical file (time, conversations a second), so the cost
+of reading traces is read beside the canonical reader's.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -69,22 +69,31 @@ def make_folder(folder: Path, megabytes: float, files: int) -> tuple[int, int]:
     return copies, copies * _spans(exports)
 
 
+#: Runs a command and writes, as its last line of standard error, the peak resident memory (KB) of the largest of
+#: its processes (itself, and with --backend dask a local cluster's workers), this run's alone.
+_PEAK = ("import resource, subprocess, sys\n"
+         "code = subprocess.run(sys.argv[1:]).returncode\n"
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+         "sys.exit(code)")
+
+
 def _score(args: list[str]) -> tuple[float, float]:
-    """``escalation score ARGS`` in a child process: (seconds, peak resident memory in MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """``escalation score ARGS`` in a child process: (seconds, peak resident memory in MB of its largest
+    process)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "escalation", "score", *args], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-m", "escalation", "score", *args],
+                          capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 3):
         raise SystemExit(done.stderr)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) / 1024
+    return seconds, int(done.stderr.strip().splitlines()[-1]) / 1024
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--megabytes", type=float, default=1000.0)
     parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=2, help="Workers of the local Dask cluster.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -99,6 +108,12 @@ def main() -> None:
         conversations = sum(1 for _ in (tmp / "o1" / "conversations.jsonl").open("rb"))
         print(f"escalation score, otel folder   {seconds:7.1f} s   {spans / seconds:,.0f} spans/s, "
               f"{conversations / seconds:,.0f} conversations/s; peak {peak:,.0f} MB")
+        seconds_d, peak_d = _score([str(tmp / "traces"), "--policy", str(tmp / "policy.json"), "--out",
+                                    str(tmp / "o3"), "--no-report", "--backend", "dask", "--n-jobs", str(args.workers)])
+        same = (tmp / "o3" / "conversations.jsonl").read_bytes() == (tmp / "o1" / "conversations.jsonl").read_bytes()
+        print(f"  --backend dask, {args.workers} workers {seconds_d:7.1f} s   {spans / seconds_d:,.0f} spans/s "
+              f"(a local cluster started and stopped); peak {peak_d:,.0f} MB in its largest process; "
+              f"conversations.jsonl {'the same bytes' if same else 'DIFFERENT'}")
         canonical = tmp / "canonical.jsonl"
         subprocess.run([sys.executable, "-c", "import sys, orjson\n"
                         "from escalation.estimators.records import read_conversations\n"

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sys
 import time
@@ -57,6 +56,7 @@ from rich.progress import (
 )
 
 from escalation import __version__
+from escalation.estimators.metric import BACKENDS, dask_client
 from escalation.estimators.records import InputError, output_folder, remove_stale_temporaries, write_atomic
 from escalation.estimators.stats import check_choice, refuse
 
@@ -65,8 +65,6 @@ __all__ = ["run_cells", "record_outputs", "step", "cell_seed", "BACKENDS", "CELL
 
 CellFunction = Callable[[dict, np.random.SeedSequence], list[dict]]
 
-#: Where the cells can run: joblib's loky processes here, or a Dask cluster.
-BACKENDS = ("local", "dask")
 #: Subfolder of the output folder with one JSON file per finished cell.
 CELLS_DIR = "cells"
 #: The run's arguments, compared when a run resumes in the same folder.
@@ -258,26 +256,7 @@ def _workers(backend: str, scheduler: str | None, n_jobs: int) -> Iterator[dict]
     if backend == "local":
         yield {"n_jobs": n_jobs, "backend": "loky"}
         return
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise InputError("the dask backend needs dask.distributed: pip install 'dask[distributed]'",
-                         field="--backend") from None
-    with ExitStack() as stack:
-        if scheduler is None:
-            workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
-            # this machine only: the scheduler, the workers and the dashboard (":0" would serve it on every
-            # interface) listen on 127.0.0.1
-            cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                       host="127.0.0.1", dashboard_address="127.0.0.1:0"))
-            client = stack.enter_context(Client(cluster))
-        else:
-            try:
-                client = stack.enter_context(Client(scheduler))
-            except (OSError, TimeoutError, ValueError) as err:
-                raise InputError(f"cannot reach the Dask scheduler at {scheduler} "
-                                 f"({' '.join(str(err).split())})", field="--scheduler") from None
-        stack.enter_context(parallel_config(backend="dask", client=client))
+    with dask_client(scheduler, n_jobs) as client, parallel_config(backend="dask", client=client):
         yield {"n_jobs": -1}  # every thread of the cluster
 
 

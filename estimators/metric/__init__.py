@@ -9,7 +9,8 @@ score_conversation               the readable reference scorer, one conversation
 call_marks, CallMarks            each call's kind, the first escalation kE, the first consequential action kA
 approval_statuses, GatedCall     the status of each gated call (SPEC section 3A), readable
 score_records, RESULT_COLUMNS    the vectorised scorer, one row per conversation
-score_file                       logs end to end, in bounded memory
+score_file                       logs end to end, in bounded memory, here or on a Dask cluster
+dask_client, BACKENDS            the Dask cluster that work outgrowing one machine runs on (``--backend dask``)
 TextJudge, PhraseJudge, turn_texts   observation without a record (mode B)
 phrase_set, phrase_judge_accuracy   a mode B judge's recall and false-positive rate on a fixed set of
                                  ordinary hand-off and other sentences, English and Spanish

@@ -27,6 +27,7 @@ from ._difference_coverage import (
     difference_warnings as difference_warnings,
     interval_advice as interval_advice,
 )
+from ._distributed import BACKENDS as BACKENDS, dask_client as dask_client
 from ._evidence import (
     EVIDENCE_ARGUMENTS_LIMIT as EVIDENCE_ARGUMENTS_LIMIT,
     EVIDENCE_ITEMS_LIMIT as EVIDENCE_ITEMS_LIMIT,

@@ -20,7 +20,8 @@ import gc
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,9 +29,13 @@ import numpy as np
 import pandas as pd
 
 from ..records import (
+    GROUPINGS,
     RECORD,
     TEXT,
+    ArchiveLimits,
     InputError,
+    Labels,
+    Policy,
     Records,
     check_mode,
     iter_records,
@@ -38,8 +43,9 @@ from ..records import (
     log_inputs,
     repeated_across_logs,
 )
-from ..stats import DEFAULT_INTERVAL, check_interval_method
+from ..stats import DEFAULT_INTERVAL, check_choice, check_interval_method
 from ._aggregate import SummaryAccumulator
+from ._distributed import BACKENDS, dask_client
 from ._lines import conversation_blocks, write_scored
 from ._vectorised import score_records
 
@@ -50,7 +56,8 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
                out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
                interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None,
-               report=None, finish=None):
+               report=None, finish=None, group_by: str = "trace", backend: str = "local",
+               scheduler: str | None = None, n_jobs: int = -1):
     """Score every conversation of one or several logs and summarise them (SPEC sections 3 to 7).
 
     Parameters
@@ -100,6 +107,19 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         which returns the bytes of each file by name, where ``conversations(n)`` reads the logs
         again for the first ``n`` normalised conversations, in input order, messages and
         arguments included, and reads no further than the chunk of 250 that holds the last.
+    group_by : {"trace", "session"}
+        Traces: a conversation of each trace or of each session's traces
+        (:func:`estimators.records.iter_conversations`).
+    backend : {"local", "dask"}
+        Where the logs are read and scored: here, chunk by chunk, or on a Dask cluster, a task a log (a file of a
+        folder); the scored chunks come back in input order and are summarised, written and reported here as a
+        local run does, so the output is the same bytes (:func:`_scored_on_dask`). The workers read the logs by
+        their paths: they must see the same files (a cluster on this machine, or a shared file system).
+    scheduler : str, optional
+        With ``backend="dask"``: a running Dask scheduler's address; without it a ``LocalCluster`` of ``n_jobs``
+        single-thread processes is started on this machine and stopped at the end.
+    n_jobs : int
+        Its workers (``-1``: one a core).
 
     Returns
     -------
@@ -115,8 +135,15 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
     """
     mode = check_mode(mode)
     design = {"confidence": confidence, "rho": rho, "interval": check_interval_method(interval), "seed": seed}
+    check_choice("group_by", group_by, GROUPINGS)
+    check_choice("backend", backend, BACKENDS)
+    if scheduler is not None and backend != "dask":
+        raise InputError("a Dask scheduler address needs backend='dask'", field="--scheduler")
     done = threading.Event()
-    with log_inputs(path) as inputs, ThreadPoolExecutor(max_workers=1) as background:
+    with log_inputs(path) as inputs, ThreadPoolExecutor(max_workers=1) as background, ExitStack() as stack:
+        if backend == "dask" and inputs.stdin:
+            raise InputError("the Dask workers read the logs by their paths: standard input is scored locally",
+                             field="--backend")
         # the logs' SHA-256 for the provenance, hashed on the core that the scoring leaves free
         described = background.submit(lambda: [log.describe(stop=done) for log in inputs.logs])
         try:
@@ -127,10 +154,14 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
                                  f"{inputs.logs[other].name} is {formats[other]}; score each format apart, or "
                                  "name the format with --format")
             used = formats[0]
-            chunks = _chunks(inputs.logs, used, policy, labels, mode, chunk_size, progress, approval_escalation,
-                             limits)
-            again = None if report is None else lambda count: _read_again(inputs.logs, used, policy, labels,
-                                                                          approval_escalation, limits, count)
+            reading = _Reading(used, policy, labels, mode, chunk_size, approval_escalation, limits, group_by,
+                               len(inputs.logs) > 1)
+            if backend == "dask":
+                client = stack.enter_context(dask_client(scheduler, n_jobs))
+                chunks = _scored_on_dask(client, inputs.logs, reading, judge, progress)
+            else:
+                chunks = _chunks(inputs.logs, reading, progress)
+            again = None if report is None else lambda count: _read_again(inputs.logs, reading, count)
             summary, _ = _score_chunks(chunks, used, policy, mode=mode, judge=judge, design=design, plan=plan,
                                        out_dir=out_dir, labels=labels, report=report, again=again, finish=finish,
                                        provenance=lambda: _provenance(inputs, described.result(), used, policy,
@@ -148,30 +179,90 @@ def _detect(path, limits) -> str:
     return detect_format(path, limits.document if limits is not None else None)
 
 
-def _chunks(logs, format, policy, labels, mode, chunk_size, progress, approval_escalation, limits):
-    """Record chunks of every log in order; a key repeated across logs stops at the end of the later log."""
-    keys = _KeysAcrossLogs() if len(logs) > 1 else None  # one log checks its own keys
+@dataclass(frozen=True)
+class _Reading:
+    """How every log of a run is read (:func:`score_file`'s options), here or on a Dask worker."""
+
+    format: str
+    policy: Policy
+    labels: Labels | None
+    mode: str
+    chunk_size: int
+    approval_escalation: bool
+    limits: ArchiveLimits | None
+    group_by: str
+    several: bool  # several logs: an inspect_ai log's ids are qualified by its task, and keys checked across logs
+
+    def records(self, path, progress=None):
+        """The log's records chunk by chunk (canonical JSONL through Arrow, another format by its reader)."""
+        if self.format == "jsonl":
+            return iter_records(path, chunk_size=self.chunk_size, messages=self.mode == TEXT, labels=self.labels,
+                                progress=progress)
+        return _read_log(path, self, self.chunk_size, progress, messages=self.mode == TEXT)
+
+    def conversations(self, path, chunk_size: int, *, messages: bool = True):
+        """:func:`estimators.records.iter_conversations` of the log, its format already named."""
+        from ..records import iter_conversations
+        chunks = iter_conversations(path, format=self.format, labels=self.labels, policy=self.policy,
+                                    approval_escalation=self.approval_escalation,
+                                    qualify_ids=self.several and self.format == "inspect", limits=self.limits,
+                                    chunk_size=chunk_size, messages=messages, group_by=self.group_by)
+        next(chunks)  # the format, which the caller named
+        return chunks
+
+
+def _chunks(logs, reading: _Reading, progress):
+    """``(records, None)`` of each chunk of every log in order, scored by the caller; a key repeated across logs
+    stops at the end of the later log."""
+    keys = _KeysAcrossLogs() if reading.several else None  # one log checks its own keys
     for log in logs:
-        if format == "jsonl":
-            chunks = iter_records(log.path, chunk_size=chunk_size, messages=mode == TEXT, labels=labels,
-                                  progress=progress)
-        else:
-            chunks = _read_log(log.path, format, policy, labels, mode, chunk_size, progress, approval_escalation,
-                                 qualify_ids=keys is not None, limits=limits)
-        for records in chunks:
+        for records in reading.records(log.path, progress):
             if keys is not None:
                 keys.add(records)
-            yield records
+            yield records, None
         if keys is not None:
-            keys.end_of(log, lambda log=log: _conversations_again(log.path, format, policy, labels,
-                                                               approval_escalation, limits))
+            keys.end_of(log, lambda log=log: _conversations_again(log.path, reading))
 
 
-def _conversations_again(path, format, policy, labels, approval_escalation, limits):
+def _scored_log(path, reading: _Reading, judge) -> tuple[list, object]:
+    """A Dask task: the ``(records, results)`` of each chunk of one log, scored, and the labels as they were left
+    (which conversations they labelled: :meth:`~estimators.records.Labels.merge`)."""
+    chunks = [(records, score_records(records, reading.policy, mode=reading.mode, judge=judge))
+              for records in reading.records(path)]
+    return chunks, reading.labels
+
+
+def _scored_on_dask(client, logs, reading: _Reading, judge, progress):
+    """``(records, results)`` of each chunk of every log, a Dask task a log (:func:`_scored_log`), in input
+    order: a log's chunks are taken when its task ends and the logs after it wait on the cluster, so this machine
+    holds one log's chunks at a time. The keys across logs and the labels are checked and counted here, in
+    input order, as :func:`_chunks` does: the output is that of a local run."""
+    keys = _KeysAcrossLogs() if reading.several else None
+    futures = [client.submit(_scored_log, log.path, reading, judge, key=f"escalation-score-{i}-{log.name}",
+                             pure=False) for i, log in enumerate(logs)]
+    try:
+        for log, future in zip(logs, futures):
+            chunks, labels = future.result()
+            future.release()
+            if reading.labels is not None:
+                reading.labels.merge(labels)
+            if progress and Path(log.path).is_file():
+                progress(os.path.getsize(log.path))
+            for records, results in chunks:
+                if keys is not None:
+                    keys.add(records)
+                yield records, results
+            del chunks
+            if keys is not None:
+                keys.end_of(log, lambda log=log: _conversations_again(log.path, reading))
+    finally:
+        client.cancel(futures)
+
+
+def _conversations_again(path, reading: _Reading):
     """The ``conversations`` tables of a log read a second time (to confirm a repeated key)."""
-    chunks = iter_records(path, messages=False, labels=labels) if format == "jsonl" else \
-        _read_log(path, format, policy, labels, RECORD, 50_000, None, approval_escalation, qualify_ids=True,
-                    limits=limits)
+    chunks = iter_records(path, messages=False, labels=reading.labels) if reading.format == "jsonl" else \
+        _read_log(path, reading, 50_000, None, messages=False)
     for records in chunks:
         yield records.conversations
 
@@ -181,20 +272,15 @@ def _conversations_again(path, format, policy, labels, approval_escalation, limi
 _AGAIN_CHUNK = 250
 
 
-def _read_again(logs, format, policy, labels, approval_escalation, limits, count: int):
+def _read_again(logs, reading: _Reading, count: int):
     """The first ``count`` normalised conversations of the logs read a second time, in input order, with their
     messages and arguments (:func:`estimators.iter_conversations`); reading stops with the chunk of
     :data:`_AGAIN_CHUNK` conversations that holds the last."""
-    from ..records import iter_conversations
     for log in logs:
         if count <= 0:
             return
-        chunks = iter_conversations(log.path, format=format, labels=labels, policy=policy,
-                                    approval_escalation=approval_escalation,
-                                    qualify_ids=len(logs) > 1 and format == "inspect", limits=limits,
-                                    chunk_size=min(count, _AGAIN_CHUNK))
+        chunks = reading.conversations(log.path, min(count, _AGAIN_CHUNK))
         try:
-            next(chunks)  # the format, which the caller named
             for conversations in chunks:
                 yield from conversations[:count]
                 count -= len(conversations)
@@ -278,32 +364,27 @@ def _provenance(inputs, described, used, policy, mode, design, approval_escalati
     return facts
 
 
-def _read_log(path, format, policy, labels, mode, chunk_size, progress, approval_escalation, *,
-              qualify_ids=False, limits=None):
+def _read_log(path, reading: _Reading, chunk_size: int, progress, *, messages: bool):
     """Records chunk by chunk of a log of a format other than canonical JSONL, as
     :func:`estimators.records.readers.iter_conversations` reads it (it applies the labels and checks the keys)."""
-    from ..records import iter_conversations
-    chunks = iter_conversations(path, format=format, labels=labels, policy=policy,
-                                approval_escalation=approval_escalation,
-                                qualify_ids=qualify_ids and format == "inspect", limits=limits, chunk_size=chunk_size,
-                                messages=mode == TEXT)
-    next(chunks)  # the format, which the caller named
-    for conversations in chunks:
-        yield Records.from_conversations(conversations, messages=mode == TEXT)
+    for conversations in reading.conversations(path, chunk_size, messages=messages):
+        yield Records.from_conversations(conversations, messages=messages)
     if progress and Path(path).is_file():
         progress(os.path.getsize(path))
 
 
 def _score_chunks(chunks, used_format, policy, *, mode, judge, design, plan, out_dir, provenance=None, labels=None,
                   report=None, again=None, finish=None):
-    """Score record chunks, count them as they come and summarise; with ``out_dir``, write
-    ``conversations.jsonl`` as they come and ``summary.json`` with it, and the files of ``report``
-    between them (:func:`score_file`, :func:`estimators._output.write_scored`)."""
+    """Score record chunks (``(records, results)``, ``results`` None where they are scored here), count them as
+    they come and summarise; with ``out_dir``, write ``conversations.jsonl`` as they come and ``summary.json``
+    with it, and the files of ``report`` between them (:func:`score_file`,
+    :func:`estimators._output.write_scored`)."""
     accumulator = SummaryAccumulator(plan=plan, policy=policy)
 
     def lines():
-        for records in chunks:
-            results = score_records(records, policy, mode=mode, judge=judge)
+        for records, results in chunks:
+            if results is None:
+                results = score_records(records, policy, mode=mode, judge=judge)
             unplanned = accumulator.add(results, records if mode == RECORD else None)
             if report is not None:
                 report.add(results)

@@ -46,6 +46,8 @@ check_unique_keys, UniqueKeys, key_hashes, RepeatedKeyError, repeated_across_log
 read_conversations, iter_conversations, detect_format, FORMATS, inspect_sample_conversation
                                  every supported log format
 openinference_conversation       one trace's OpenInference spans (Phoenix's REST shape) as a conversation
+GROUPINGS, SESSION_FORMATS       a conversation of traces: a trace or a session's (``--group-by``), and the formats
+                                 that have sessions
 ArchiveLimits, member_bytes      the most an inspect_ai .eval archive may decompress to; a member's size
 Labels, load_labels, load_plan, PlannedConversations
                                  labels and planned scenarios for logs that carry none

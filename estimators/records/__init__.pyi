@@ -122,6 +122,8 @@ from ._vocabulary import (
     scenario_key as scenario_key,
 )
 from .readers import (
+    GROUPINGS as GROUPINGS,
+    SESSION_FORMATS as SESSION_FORMATS,
     ArchiveLimits as ArchiveLimits,
     detect_format as detect_format,
     inspect_sample_conversation as inspect_sample_conversation,

@@ -70,6 +70,11 @@ class LogInputs:
     skipped: list[str] = field(default_factory=list)
     _spooled: Path | None = None
 
+    @property
+    def stdin(self) -> bool:
+        """Whether standard input is one of the logs (read from a temporary copy on this machine)."""
+        return self._spooled is not None
+
     def close(self) -> None:
         """Remove the temporary copy of standard input, if any."""
         if self._spooled is not None:

@@ -78,6 +78,15 @@ class Labels:
             f"its conversations, ESC and ACT twins alike: label them by conversation_id in {self.source or 'it'} "
             "instead (or, for replicas, give each its replica number)")
 
+    def merge(self, other: "Labels") -> None:
+        """Take in what a copy of these labels applied elsewhere (a Dask worker) found, as if this one had been
+        applied to its conversations after those it was applied to: the number labelled, and while none is, the
+        first ids of the conversations left unlabelled (:meth:`unmatched`)."""
+        if not self.labelled:
+            for field, ids in self._ids.items():
+                ids += [i for i in other._ids[field] if i not in ids][:_SHOWN - len(ids)]
+        self.labelled += other.labelled
+
     def unmatched(self) -> dict | None:
         """When the file labelled none of the conversations it was applied to: a few of its keys
         and of their ids, by field (``conversation_id``, ``case_id``); else None.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import cloudpickle
 import distributed
@@ -104,3 +105,71 @@ def test_unreachable_scheduler_is_a_one_line_error(tmp_path, monkeypatch, capsys
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.startswith("error: field '--scheduler': cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+
+
+TRACES = Path(__file__).parents[1] / "data" / "readers" / "otel"
+POLICY = ('escalation_tools = ["transfer_to_human"]\nread_only_tools = ["get_order"]\n'
+          'gated_tools = ["issue_refund"]\n')
+
+
+def _score(monkeypatch, capsys, folder, out, *extra):
+    code = run_cli(monkeypatch, "score", folder, "--policy", folder.parent / "policy.toml", "--out", out, *extra)
+    return code, capsys.readouterr()
+
+
+def _comparable(out) -> dict:
+    """The files of a score run, its time of scoring taken out (``summary.json``'s ``created``, the line of
+    report.html that states it, and so report.html's hash among the outputs)."""
+    found = files(out)
+    summary = orjson.loads(found.pop("summary.json"))
+    summary["provenance"].pop("created")
+    summary["provenance"]["outputs"].pop("report.html")
+    found["report.html"] = b"\n".join(line for line in found["report.html"].splitlines() if b"Scored 20" not in line)
+    return {**found, "summary.json": orjson.dumps(summary, option=orjson.OPT_SORT_KEYS)}
+
+
+def test_score_on_the_cluster_writes_the_bytes_of_a_local_run(cluster, tmp_path, monkeypatch, capsys):
+    """A folder of trace files, a task a file: every output file, the OTLP events and the labels' note included,
+    is that of a local run."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for name in ("openai_v2.jsonl", "sessions.jsonl"):
+        (folder / name).write_bytes((TRACES / name).read_bytes())
+    (tmp_path / "policy.toml").write_text(POLICY)
+    (tmp_path / "labels.csv").write_text("case_id,label\nnot-a-case,ESC\n")  # labels nothing: a note names ids
+    common = ("--group-by", "session", "--emit", "otel", "--labels", tmp_path / "labels.csv")
+    code, local = _score(monkeypatch, capsys, folder, tmp_path / "local", *common)
+    assert code == 0, local.err
+    before = set(cluster.scheduler.task_prefixes)
+    code, dask = _score(monkeypatch, capsys, folder, tmp_path / "dask", *common, "--backend", "dask",
+                        "--scheduler", cluster.scheduler_address)
+    assert code == 0, dask.err
+    assert "escalation-score" in set(cluster.scheduler.task_prefixes) - before  # the logs were read on the workers
+    assert _comparable(tmp_path / "dask") == _comparable(tmp_path / "local")
+    summary = orjson.loads((tmp_path / "dask" / "summary.json").read_bytes())
+    assert summary["provenance"]["command"]["group_by"] == "session"
+    assert "the labels file labels none of the 8 conversations" in summary["warnings"][0]
+    assert "case_id 'refund-900', 'refund-120', 'refund-300'" in summary["warnings"][0]  # the first three, in order
+
+
+def test_a_key_repeated_across_files_is_the_same_error_on_the_cluster(cluster, tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for name in ("openai_v2.jsonl", "openllmetry_events.jsonl"):  # the same scenarios, instrumented twice
+        (folder / name).write_bytes((TRACES / name).read_bytes())
+    (tmp_path / "policy.toml").write_text(POLICY)
+    code, local = _score(monkeypatch, capsys, folder, tmp_path / "local")
+    code_dask, dask = _score(monkeypatch, capsys, folder, tmp_path / "dask", "--backend", "dask",
+                             "--scheduler", cluster.scheduler_address)
+    assert code == code_dask == 2 and "repeat" in local.err
+    assert dask.err == local.err
+    assert not (tmp_path / "dask").exists() and not (tmp_path / "local").exists()
+
+
+def test_standard_input_is_scored_here(tmp_path, monkeypatch, capsys):
+    (tmp_path / "policy.toml").write_text(POLICY)
+    monkeypatch.setattr(sys, "stdin", open(TRACES / "openai_v2.jsonl"))
+    code = run_cli(monkeypatch, "score", "-", "--format", "otel", "--policy", tmp_path / "policy.toml",
+                   "--backend", "dask", "--n-jobs", "1")
+    err = capsys.readouterr().err
+    assert code == 2 and "standard input is scored locally" in err, err

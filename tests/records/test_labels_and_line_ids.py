@@ -355,3 +355,26 @@ def test_the_canonical_format_still_needs_ids(tmp_path):
     for call in (lambda: score_file(path, POLICY, format="jsonl"), lambda: read_jsonl(path)):
         with pytest.raises(InputError, match=r":2: field 'conversation_id': is missing"):
             call()
+
+
+@pytest.mark.parametrize("split", [0, 1, 2, 4])
+def test_labels_applied_in_copies_and_merged_note_what_one_would(split):
+    """A Dask worker applies a copy of the labels to its log; merged back in input order, what they labelled and
+    the ids of a note are those of the labels applied here to every conversation."""
+    import copy
+
+    convs = [{"conversation_id": f"c{i}", "case_id": f"case{i // 2}", "label": None, "scenario_id": None}
+             for i in range(5)]
+    for by_case in ({}, {"case1": "ESC"}):
+        here = Labels({"nope": "ESC"}, dict(by_case))
+        for conv in copy.deepcopy(convs):
+            here.apply(conv)
+        merged = Labels({"nope": "ESC"}, dict(by_case))
+        first, second = copy.deepcopy(merged), copy.deepcopy(merged)
+        for conv in copy.deepcopy(convs[:split]):
+            first.apply(conv)
+        for conv in copy.deepcopy(convs[split:]):
+            second.apply(conv)
+        merged.merge(first)
+        merged.merge(second)
+        assert (merged.labelled, merged.unmatched()) == (here.labelled, here.unmatched())

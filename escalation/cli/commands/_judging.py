@@ -24,7 +24,7 @@ class _Judging:
 
 def prepare_judges(records: list[Path], judge_model: str, instructions: Optional[Path], *, format, labels, policy,
                     approval_escalation, mode, limits=None, timeout: float = 120.0,
-                    time_limit: float | None = None) -> _Judging:
+                    time_limit: float | None = None, group_by: str = "trace") -> _Judging:
     """Check everything the judges need before the scoring writes anything (exit 2 otherwise).
 
     The logs are read whole (the judges need every message), and scored again by the same
@@ -59,7 +59,7 @@ def prepare_judges(records: list[Path], judge_model: str, instructions: Optional
         for log in inputs.logs:
             read = read_conversations(log.path, format=format, labels=labels, policy=policy,
                                       approval_escalation=approval_escalation,
-                                      qualify_ids=len(inputs.logs) > 1, limits=limits)[0]
+                                      qualify_ids=len(inputs.logs) > 1, limits=limits, group_by=group_by)[0]
             conversations += read
             sources += [log.name] * len(read)
     results = score_records(Records.from_conversations(conversations), policy, mode=mode)

@@ -23,6 +23,7 @@ from escalation.cli.commands._archive_limits import (
     archive_limits,
 )
 from escalation.cli.commands._report import SCORE_FIGURES, TIMELINES, report_files
+from escalation.cli.commands._study_options import Backend, cluster_arguments, scheduler_option
 from escalation.estimators.records import FORMATS as READER_FORMATS
 from escalation.estimators.stats import INTERVAL_METHODS, format_number
 
@@ -76,6 +77,19 @@ NOTHING_EVALUATED = 3
 class Mode(str, Enum):
     record = "record"
     text = "text"
+
+
+class GroupBy(str, Enum):
+    trace = "trace"
+    session = "session"
+
+
+GROUP_BY_HELP = ("Traces (otel, langfuse): a conversation is a trace, or a session, the traces of a file that share "
+                 "a session id (gen_ai.conversation.id, session.id, Langfuse's sessionId), whose conversation_id is "
+                 "the session id; a user message a later trace repeats is counted once.")
+BACKEND_HELP = ("Where the logs are read and scored: local (this process) or dask (a Dask cluster, a task a log file: "
+                "the one at --scheduler, else a local one of --n-jobs workers; the workers read the logs by their "
+                "paths). The output is the same bytes.")
 
 
 class Emit(str, Enum):
@@ -501,8 +515,13 @@ def score(
     project: Optional[str] = typer.Option(None, "--project", metavar="NAME", help="With --phoenix: the project "
                                           "whose traces are scored (its name or id)."),
     since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help=SINCE_HELP),
+    group_by: GroupBy = typer.Option(GroupBy.trace, "--group-by", help=GROUP_BY_HELP),
     chunk_size: int = typer.Option(50_000, "--chunk-size", min=1, metavar="N",
                                    help="Conversations scored at a time (memory bound)."),
+    backend: Backend = typer.Option(Backend.local, "--backend", help=BACKEND_HELP),
+    scheduler: Optional[str] = scheduler_option(),
+    n_jobs: int = typer.Option(-1, "--n-jobs", metavar="N", help="With --backend dask and no --scheduler: the "
+                               "workers of the local Dask cluster (-1: one a core)."),
     validation: Optional[Path] = typer.Option(None, "--validation", metavar="FILE", help=VALIDATION_HELP),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", metavar="MODEL", help=JUDGE_MODEL_HELP),
     judge_timeout: float = typer.Option(120.0, "--judge-timeout", min=0.001, metavar="SECONDS",
@@ -535,6 +554,7 @@ def score(
     check_choice("format", format, FORMATS)
     limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
     records = records or []
+    cluster_arguments(backend, scheduler, n_jobs=n_jobs, seed=seed, source="--backend")
     since_time = _check_phoenix(ctx, records, phoenix=phoenix, project=project, since=since, format=format, emit=emit)
     _check_paths(records, out, figures=figures, no_report=no_report,
                  inputs=[policy, labels, plan, validation, instructions])
@@ -555,7 +575,7 @@ def score(
         judging = prepare_judges(records, judge_model, instructions, format=format, labels=label_obj,
                                   timeout=judge_timeout, time_limit=judge_time_limit,
                                   policy=policy_obj, approval_escalation=approval_escalation, mode=mode.value,
-                                  limits=limits)
+                                  limits=limits, group_by=group_by.value)
     checked = None
     if validation is not None:  # read before anything is written: a bad file exits 2 with no output
         from escalation.estimators.judges import read_validation
@@ -564,7 +584,7 @@ def score(
                                   approval_escalation=approval_escalation, limits=limits)
     facts = {"validation": describe_file(validation), "labels": describe_file(labels), "plan": describe_file(plan),
              "command": {"judge_model": judge_model, "instructions": describe_file(instructions),
-                         "chunk_size": chunk_size}}
+                         "chunk_size": chunk_size, "group_by": group_by.value}}
     if traces is not None:
         facts["phoenix"] = traces.provenance()
     finish = _Finish(checked, validation, judging, out)
@@ -583,7 +603,8 @@ def score(
     summary, used = _score_logs(records, policy_obj, finish, out=out, report=scoring, format=format,
                                 labels=label_obj, mode=mode.value, confidence=confidence, rho=rho, plan=plan_df,
                                 chunk_size=chunk_size, approval_escalation=approval_escalation,
-                                interval=interval.value, seed=seed, provenance=facts, limits=limits)
+                                interval=interval.value, seed=seed, provenance=facts, limits=limits,
+                                group_by=group_by.value, backend=backend.value, scheduler=scheduler, n_jobs=n_jobs)
     data, correction = _printed_summary(summary, finish)
     _print_scores(data, summary, correction, records=records, used=used, out=out, as_json=as_json,
                   report=() if report is None else report.names, format=format)

@@ -117,8 +117,9 @@ def _record(otel: dict, span: str | None, response: str | None, name: str, score
                   _attribute("gen_ai.evaluation.explanation", explanation)]
     if response is not None:
         attributes.append(_attribute("gen_ai.response.id", response))
+    trace = (otel.get("span_traces") or {}).get(span, otel["trace_id"])  # a session's spans are in several traces
     record: dict[str, Any] = {"eventName": EVENT, "severityNumber": _INFO, "attributes": attributes,
-                              "traceId": otel["trace_id"]}
+                              "traceId": trace}
     if span is not None:
         record["spanId"] = span
     return record

@@ -33,10 +33,10 @@ from .._labels import Labels, load_labels
 from ._inspect import conversation as inspect_sample_conversation, member_bytes
 from ._openinference import openinference_conversation
 from ._registry import FORMATS, READERS, detect
-from ._source import ArchiveLimits, JsonLines, ReadOptions, head_document, load_document
+from ._source import GROUPINGS, SESSION_FORMATS, ArchiveLimits, JsonLines, ReadOptions, head_document, load_document
 
 __all__ = ["FORMATS", "read_conversations", "iter_conversations", "detect_format", "inspect_sample_conversation",
-           "openinference_conversation", "ArchiveLimits", "member_bytes"]
+           "openinference_conversation", "ArchiveLimits", "member_bytes", "GROUPINGS", "SESSION_FORMATS"]
 
 
 def detect_format(path, limit: int | None = None) -> str:
@@ -54,8 +54,8 @@ def detect_format(path, limit: int | None = None) -> str:
 
 
 def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
-                       approval_escalation: bool | str = False,
-                       qualify_ids: bool = False, limits: ArchiveLimits | None = None) -> tuple[list[dict], str]:
+                       approval_escalation: bool | str = False, qualify_ids: bool = False,
+                       limits: ArchiveLimits | None = None, group_by: str = "trace") -> tuple[list[dict], str]:
     """Read every conversation of a log file as normalised canonical conversations.
 
     Parameters
@@ -82,6 +82,9 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
     limits : ArchiveLimits, optional
         inspect_ai ``.eval`` archives only: the most a member and the archive may decompress
         to (default :class:`ArchiveLimits`, 64 MiB and 2 GiB).
+    group_by : {"trace", "session"}
+        Traces (the formats of :data:`SESSION_FORMATS`): a conversation of each trace, or of the traces that
+        share a session id (:mod:`estimators.records.readers._otel`); another format refuses ``"session"``.
 
     Returns
     -------
@@ -101,14 +104,16 @@ def read_conversations(path, *, format: str = "auto", labels=None, policy=None,
         named before a later record that cannot be read.
     """
     chunks = iter_conversations(path, format=format, labels=labels, policy=policy,
-                                approval_escalation=approval_escalation, qualify_ids=qualify_ids, limits=limits)
+                                approval_escalation=approval_escalation, qualify_ids=qualify_ids, limits=limits,
+                                group_by=group_by)
     used = next(chunks)
     return [conv for chunk in chunks for conv in chunk], used
 
 
 def iter_conversations(path, *, format: str = "auto", labels=None, policy=None,
                        approval_escalation: bool | str = False, qualify_ids: bool = False,
-                       limits: ArchiveLimits | None = None, chunk_size: int = 50_000, messages: bool = True):
+                       limits: ArchiveLimits | None = None, chunk_size: int = 50_000, messages: bool = True,
+                       group_by: str = "trace"):
     """:func:`read_conversations` a chunk at a time, with memory bounded by the chunk.
 
     The reader is a generator: a ``.eval`` archive is read one member at a time, and a large
@@ -131,6 +136,7 @@ def iter_conversations(path, *, format: str = "auto", labels=None, policy=None,
         As :func:`read_conversations`, when the chunk that holds the bad record is reached.
     """
     check_choice("format", format, ("auto", *FORMATS))
+    check_choice("group_by", group_by, GROUPINGS)
     limit = (limits or ArchiveLimits()).document
     doc = load_document(path, limit)
     used = (detect(head_document(path, limit)) if isinstance(doc.data, JsonLines) else detect(doc)) \
@@ -138,8 +144,11 @@ def iter_conversations(path, *, format: str = "auto", labels=None, policy=None,
     if used in ("tau-bench", "tau2-bench") and policy is None and labels is None:
         raise InputError(f"the {used} format labels runs from the policy's escalation tools: give a policy "
                          "(or a labels file)", source=doc.source, field="policy")
+    if group_by == "session" and used not in SESSION_FORMATS:
+        raise InputError(f"is {used}, whose conversations are not traces: --group-by session groups the traces of "
+                         f"{', '.join(SESSION_FORMATS)} by their session id", source=doc.source, field="--group-by")
     options = ReadOptions(policy=policy, approval_escalation=approval_escalation, qualify_ids=qualify_ids,
-                          limits=limits or ArchiveLimits())
+                          limits=limits or ArchiveLimits(), group_by=group_by)
     if labels is not None and not isinstance(labels, Labels):
         labels = load_labels(labels)
 

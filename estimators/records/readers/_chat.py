@@ -232,3 +232,38 @@ def executed_request(requested: list[dict], call_id, name, start) -> dict | None
         elif call["name"] == name and call["time"] <= start:
             return call
     return None
+
+
+class UserMessages:
+    """The user messages of one conversation read from the inputs of its model calls, each counted once.
+
+    A model call's input repeats the conversation so far, so within one trace the messages after as many as an
+    earlier call held are new. A session (``--group-by session``) is several traces, one a request: the first call
+    of a trace that holds user messages may repeat the session's history (the application sent it) or hold only
+    the new request, so there the new messages are those after the longest overlap of the history's end with the
+    input's start. The readers of traces (:mod:`._otel`, :mod:`._langfuse`) call :meth:`trace` at each trace and
+    :meth:`new` at each model call, in time order.
+    """
+
+    def __init__(self) -> None:
+        self.history: list[str] = []
+        self._in_trace: int | None = None
+
+    def trace(self) -> None:
+        """A new trace of the conversation starts."""
+        self._in_trace = None
+
+    def new(self, users: list[str]) -> list[str]:
+        """The messages of ``users`` (one model call's user inputs, in order) not read before."""
+        if not users:
+            return []
+        if self._in_trace is None:
+            seen = self.history
+            overlap = next((k for k in range(min(len(seen), len(users)), 0, -1) if seen[-k:] == users[:k]), 0)
+            fresh = users[overlap:]
+            self._in_trace = len(users)
+        else:
+            fresh = users[self._in_trace:]
+            self._in_trace = max(self._in_trace, len(users))
+        self.history += fresh
+        return fresh

@@ -43,6 +43,10 @@ Input and output are JSON, or JSON text (the v2 API returns them as strings).
   ``--labels`` replaces them. ``metadata`` keeps the trace's name and ``sessionId``.
 - A trace whose root observation has ``level`` ``ERROR`` is ``run_error`` (SPEC section 3), with its
   ``statusMessage``.
+- **Sessions** (``--group-by session``): the traces of a file that share a ``sessionId`` are one conversation
+  whose ``conversation_id`` is the session id, read as the ``otel`` reader reads a session (:mod:`._otel`): the
+  traces in the order they started, a user message a later trace repeats counted once, ``run_error`` when a
+  trace's root is at level ERROR, ``metadata["traces"]`` their ids.
 
 A trace with no generation or tool observation is not a conversation and is left out; a file with none at all, or
 whose observations are ids only (the traces list), is refused with what was found. A single JSON document is parsed
@@ -57,7 +61,7 @@ from typing import Any
 import orjson
 
 from .._errors import InputError
-from ._chat import Transcript, executed_request, join_texts, parse_arguments, timeline_transcript
+from ._chat import UserMessages, executed_request, join_texts, parse_arguments, timeline_transcript
 from ._chat_records import chat_record, normalised, records_of, where
 from ._gemini import _call as gemini_call
 from ._markers import RESPONSES_ITEM_TYPES
@@ -342,36 +346,60 @@ def _labels(trace: _Trace, observations: list[dict]) -> dict:
     return labels
 
 
-def _conversation(trace_id: str, trace: _Trace) -> dict | None:
-    observations = sorted(trace.observations, key=lambda o: (_time(o.get("startTime")), -_time(o.get("endTime"))))
-    generations = [o for o in observations if o.get("type") == "GENERATION" and not _is_tool(o)]
-    tools = [o for o in observations if _is_tool(o)]
-    if not generations and not tools:
+def _sorted(trace: _Trace) -> list[dict]:
+    return sorted(trace.observations, key=lambda o: (_time(o.get("startTime")), -_time(o.get("endTime"))))
+
+
+def _conversation(conversation_id: str, parts: list[tuple[str, _Trace]]) -> dict | None:
+    """The traces of ``parts`` (``(trace id, trace)``: one, or a session's in the order they started) as one
+    conversation: labels from the first trace that has them; ``run_error`` from the first root at level ERROR;
+    the traces' time lines joined (:class:`UserMessages` counts a repeated user message once); None when no trace
+    has a GENERATION or TOOL observation."""
+    record: dict[str, Any] = {"conversation_id": conversation_id}
+    metadata: dict = {}
+    timeline: list = []
+    users = UserMessages()
+    read = []
+    for trace_id, trace in parts:
+        observations = _sorted(trace)
+        generations = [o for o in observations if o.get("type") == "GENERATION" and not _is_tool(o)]
+        tools = [o for o in observations if _is_tool(o)]
+        if not generations and not tools:
+            continue
+        read.append(trace_id)
+        for field, value in _labels(trace, observations).items():
+            record.setdefault(field, value)
+        for key, field in (("trace_name", "name"), ("session_id", "sessionId")):
+            if trace.fields.get(field) is not None:
+                metadata.setdefault(key, trace.fields[field])
+        known = {o.get("id") for o in observations}
+        root = next((o for o in observations if o.get("parentObservationId") not in known), None)
+        if root is not None and root.get("level") == "ERROR" and "run_error" not in record:
+            message = root.get("statusMessage")
+            record["run_error"] = message if isinstance(message, str) and message.strip() else "level ERROR"
+        users.trace()
+        timeline += [(time, order + len(timeline), kind, payload)
+                     for time, order, kind, payload in _timeline(generations, tools, users)]
+    if not read:
         return None
-    known = {o.get("id") for o in observations}
-    root = next((o for o in observations if o.get("parentObservationId") not in known), None)
-    record: dict[str, Any] = {"conversation_id": trace_id, **_labels(trace, observations)}
-    metadata = {key: trace.fields.get(field) for key, field in (("trace_name", "name"), ("session_id", "sessionId"))
-                if trace.fields.get(field) is not None}
+    if len(read) > 1:
+        metadata["traces"] = read
     record["metadata"] = metadata
-    if root is not None and root.get("level") == "ERROR":
-        message = root.get("statusMessage")
-        record["run_error"] = message if isinstance(message, str) and message.strip() else "level ERROR"
-    return chat_record(record, _transcript(generations, tools).record())
+    return chat_record(record, timeline_transcript(timeline).record())
 
 
-def _transcript(generations: list[dict], tools: list[dict]) -> Transcript:
+def _timeline(generations: list[dict], tools: list[dict], users: UserMessages) -> list:
+    """One trace's entries ``(time, order, kind, payload)`` of :func:`timeline_transcript`: the user messages
+    ``users`` has not read, each generation's text and requested calls, and the tool observations (matched to the
+    requests they executed)."""
     timeline: list[tuple[float, int, str, Any]] = []  # (time, order, kind, payload: a text or a call)
-    users_seen = 0
     requested: list[dict] = []
     ids: set[str] = set()  # a call that a generation and the generation around it both hold is one call
     for gen in generations:
         start = _time(gen.get("startTime"))
         end = _time(gen.get("endTime")) or start
-        users = _users(gen.get("input"))
-        for text in users[users_seen:]:
+        for text in users.new(_users(gen.get("input"))):
             timeline.append((start, len(timeline), "user", text))
-        users_seen = max(users_seen, len(users))
         out = _Output()
         _output(out, gen.get("output"))
         timeline.append((end, len(timeline), "text", join_texts(out.texts)))
@@ -393,18 +421,34 @@ def _transcript(generations: list[dict], tools: list[dict]) -> Transcript:
                     "id": _call_id(_attributes(tool).get("gen_ai.tool.call.id"))}
             timeline.append((start, len(timeline), "call", call))
         call["failed"] = tool.get("level") == "ERROR"
-    return timeline_transcript(timeline)
+    return timeline
+
+
+def _conversations_of(traces: dict[str, _Trace], group_by: str):
+    """``(conversation_id, [(trace id, trace), ...])``: a trace each, or with ``group_by="session"`` the traces of
+    a ``sessionId`` together in the order they started (a trace with none alone)."""
+    if group_by != "session":
+        yield from ((trace_id, [(trace_id, trace)]) for trace_id, trace in traces.items())
+        return
+    sessions: dict[str, list] = {}
+    for trace_id, trace in traces.items():
+        session = trace.fields.get("sessionId")
+        sessions.setdefault(str(session) if session is not None else trace_id, []).append((trace_id, trace))
+    for session, parts in sessions.items():
+        yield session, sorted(parts, key=lambda part: min((_time(o.get("startTime")) for o in part[1].observations),
+                                                          default=0.0))
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
     traces = _collect(doc)
     found = 0
-    for trace_id, trace in traces.items():
-        conversation = _conversation(trace_id, trace)
+    for conversation_id, parts in _conversations_of(traces, options.group_by):
+        conversation = _conversation(conversation_id, parts)
         if conversation is None:
             continue
         found += 1
-        yield trace.place[1], normalised(conversation, doc, trace.place)
+        place = parts[0][1].place
+        yield place[1], normalised(conversation, doc, place)
     if traces and not found:
         types = sorted({str(o.get("type")) for t in traces.values() for o in t.observations})
         raise InputError(f"holds {len(traces)} traces with no GENERATION or TOOL observation (types found: "

@@ -53,6 +53,14 @@ The same span model is read in three envelopes, one export a line or one such ob
   tool span for a call that no model output requested; null for a turn with no output), ``response_ids[t]`` its
   ``gen_ai.response.id``; ``call_spans[k]`` is the tool span that executed call ``k`` (``tool_calls[k]``), else the
   model span that requested it. They come from the time line the record is made of (2% of the reading time).
+- **Sessions** (``--group-by session``, ``ReadOptions.group_by``): the traces of a file that share a session id
+  are one conversation, whose ``conversation_id`` is the session id: their time lines joined in the order the
+  traces started, each trace's calls matched within it, a user message that a later trace's model input repeats
+  (the application sent the history) counted once (:class:`~._chat.UserMessages`); labels from the roots first;
+  ``run_error`` when any trace's root has status ERROR (the session did not run to its end). ``metadata`` adds
+  ``traces`` (their ids) and ``otel["span_traces"]`` (the trace of each span a result goes back to). A session
+  whose traces are in several files is a conversation in each, and their repeated ``conversation_id`` is refused
+  (SPEC section 6): put a session's traces in one file.
 
 A trace with no GenAI span (``gen_ai.*`` attribute or event) is not a conversation and is left out; a
 file with no GenAI span at all, or with spans outside these envelopes, is refused with what was found.
@@ -74,7 +82,7 @@ from typing import Any
 import orjson
 
 from .._errors import InputError
-from ._chat import executed_request, join_texts, parse_arguments, timeline_transcript
+from ._chat import UserMessages, executed_request, join_texts, parse_arguments, timeline_transcript
 from ._chat_records import chat_record, normalised
 from ._source import Document, ReadOptions
 
@@ -459,27 +467,62 @@ def _label(spans: list[_Span], key: str):
 
 
 def _conversation(trace_id: str, trace: _Trace) -> dict | None:
+    """One trace as a conversation (module docstring); None for a trace with no GenAI span."""
+    return _session(trace_id, [(trace_id, trace)])
+
+
+def _session_of(trace: _Trace) -> str | None:
+    """A trace's session id: on its root span first, else on the first span that has one."""
     spans = sorted(trace.spans, key=lambda s: (s.start, -s.end))
     known = {s.span for s in spans}
-    roots = [s for s in spans if s.parent is None or s.parent not in known]
-    if not any(s.genai for s in spans) and not trace.logs:
+    ordered = [s for s in spans if s.parent is None or s.parent not in known] + spans
+    return next((s.text(key) for key in _SESSION_KEYS for s in ordered if s.text(key)), None)
+
+
+def _session(conversation_id: str, parts: list[tuple[str, _Trace]]) -> dict | None:
+    """The traces of ``parts`` (``(trace id, trace)`` in the order they started; one, or a session's) as one
+    conversation: labels from their spans, the roots' first; ``run_error`` from the first root with status ERROR;
+    the time lines of the traces joined (each trace's calls matched within it, the user messages counted once
+    across them: :class:`UserMessages`); None when no trace has a GenAI span."""
+    parts = [(trace_id, trace) for trace_id, trace in parts if any(s.genai for s in trace.spans) or trace.logs]
+    if not parts:
         return None
-    root = roots[0] if roots else None
-    ordered = ([root] if root else []) + [s for s in spans if s is not root]
-    record: dict[str, Any] = {"conversation_id": trace_id}
+    roots: list[_Span] = []
+    others: list[_Span] = []
+    timeline: list = []
+    owners: list = []
+    traces_of: dict = {}
+    users = UserMessages()
+    for trace_id, trace in parts:
+        spans = sorted(trace.spans, key=lambda s: (s.start, -s.end))
+        known = {s.span for s in spans}
+        its_roots = [s for s in spans if s.parent is None or s.parent not in known]
+        roots += its_roots[:1]
+        others += [s for s in spans if not its_roots or s is not its_roots[0]]
+        users.trace()
+        entries, its_owners = _timeline(spans, trace.logs, users)
+        timeline += [(time, order + len(owners), kind, payload) for time, order, kind, payload in entries]
+        owners += its_owners
+        traces_of.update((s.span, trace_id) for s in spans)
+    record: dict[str, Any] = {"conversation_id": conversation_id}
+    ordered = roots + others
     for field, key in _LABEL_KEYS.items():
         if (value := _label(ordered, key)) is not None:
             record[field] = value
-    metadata: dict = {"root_span": root.name if root else None}
+    metadata: dict = {"root_span": roots[0].name if roots else None}
     if (session := next((s.text(key) for key in _SESSION_KEYS for s in ordered if s.text(key)), None)):
         metadata["session_id"] = session
+    if len(parts) > 1:
+        metadata["traces"] = [trace_id for trace_id, _ in parts]
     record["metadata"] = metadata
-    if root is not None and root.error is not None:
-        record["run_error"] = root.error
-    timeline, owners = _timeline(spans, trace.logs)
+    if (failed := next((s for s in roots if s.error is not None), None)) is not None:
+        record["run_error"] = failed.error
     timeline.sort(key=lambda item: item[:2])  # in time order once: timeline_transcript's own sort is then linear
     chat = timeline_transcript(timeline).record()
-    metadata["otel"] = _span_ids(trace_id, timeline, owners, chat, spans)
+    metadata["otel"] = _span_ids(parts[0][0], timeline, owners, chat, [*roots, *others])
+    if len(parts) > 1:  # the trace of each span an event goes back to
+        placed = {span for span in (*metadata["otel"]["turn_spans"], *metadata["otel"]["call_spans"]) if span}
+        metadata["otel"]["span_traces"] = {span: traces_of[span] for span in sorted(placed)}
     return chat_record(record, chat)
 
 
@@ -508,10 +551,11 @@ def _span_ids(trace_id: str, timeline: list, owners: list, chat: dict, spans: li
     return out
 
 
-def _timeline(spans: list[_Span], logs: dict) -> tuple[list, list]:
-    """The trace's user messages, assistant text and calls, as read: the entries ``(time, order, kind, payload)``
-    of :func:`timeline_transcript`, and the span each was read from (by ``order``); a call's payload
-    names its span as ``span`` (the tool span that executed it, else the model span that requested it)."""
+def _timeline(spans: list[_Span], logs: dict, users: UserMessages) -> tuple[list, list]:
+    """The trace's user messages (those ``users`` has not read), assistant text and calls, as read: the entries
+    ``(time, order, kind, payload)`` of :func:`timeline_transcript`, and the span each was read from (by
+    ``order``); a call's payload names its span as ``span`` (the tool span that executed it, else the model span
+    that requested it)."""
     timeline: list[tuple[int, int, str, Any]] = []  # (time, order, kind, payload: a text or a call)
     owners: list[str | None] = []
     model_spans = [s for s in spans if not s.is_tool and s.operation not in _AGENT_OPERATIONS]
@@ -519,14 +563,11 @@ def _timeline(spans: list[_Span], logs: dict) -> tuple[list, list]:
     if not any(inputs or outputs for _, inputs, outputs in read):
         agents = [s for s in spans if s.operation in _AGENT_OPERATIONS]
         read = [(s, *_span_messages(s, logs.get(s.span, []))) for s in agents]
-    users_seen = 0
     requested: list[dict] = []
     for span, inputs, outputs in read:
-        users = [join_texts(texts) for role, texts, _ in inputs if role == "user"]
-        for text in users[users_seen:]:
+        for text in users.new([join_texts(texts) for role, texts, _ in inputs if role == "user"]):
             timeline.append((span.start, len(timeline), "user", text))
             owners.append(span.span)
-        users_seen = max(users_seen, len(users))
         for _, texts, calls in outputs:
             timeline.append((span.end, len(timeline), "text", join_texts(texts)))
             owners.append(span.span)
@@ -550,16 +591,30 @@ def _timeline(spans: list[_Span], logs: dict) -> tuple[list, list]:
     return timeline, owners
 
 
+def conversations_of(traces: dict, group_by: str) -> Iterator[tuple[str, list]]:
+    """``(conversation_id, [(trace id, trace), ...])`` of each conversation of a file's traces (by id, in the order
+    they came): a trace each, or with ``group_by="session"`` the traces of a session together (the session id the
+    conversation's, the traces in the order they started; a trace with no session id alone)."""
+    if group_by != "session":
+        yield from ((trace_id, [(trace_id, trace)]) for trace_id, trace in traces.items())
+        return
+    sessions: dict[str, list] = {}
+    for trace_id, trace in traces.items():
+        sessions.setdefault(_session_of(trace) or trace_id, []).append((trace_id, trace))
+    for session, parts in sessions.items():
+        yield session, sorted(parts, key=lambda part: min((s.start for s in part[1].spans), default=0))
+
+
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
     traces, envelopes = _collect(doc)
     found = 0
-    for trace_id, trace in traces.items():
-        conversation = _conversation(trace_id, trace)
+    for conversation_id, parts in conversations_of(traces, options.group_by):
+        conversation = _session(conversation_id, parts)
         if conversation is None:
             continue
         found += 1
-        place = trace.place[1]
-        yield place, normalised(conversation, doc, trace.place)
+        place = parts[0][1].place
+        yield place[1], normalised(conversation, doc, place)
     if traces and not found:
         names = sorted({s.name for t in traces.values() for s in t.spans})
         raise InputError(f"holds {sum(len(t.spans) for t in traces.values())} spans ({', '.join(sorted(envelopes))}) "

@@ -20,6 +20,10 @@ __all__ = ["ReadOptions", "ArchiveLimits", "show_size", "Document", "load_docume
            "ZIP_MAGIC"]
 
 ZIP_MAGIC = b"PK\x03\x04"
+#: What a conversation of a trace format is (``--group-by``): a trace, or a session's traces.
+GROUPINGS = ("trace", "session")
+#: The formats whose traces carry a session id that ``group_by="session"`` groups by.
+SESSION_FORMATS = ("otel", "langfuse")
 _HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
 
 
@@ -76,6 +80,7 @@ class ReadOptions:
     approval_escalation: bool | str = False
     qualify_ids: bool = False
     limits: ArchiveLimits = ArchiveLimits()
+    group_by: str = "trace"
 
 
 @dataclass

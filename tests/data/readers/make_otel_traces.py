@@ -25,6 +25,9 @@ Files written beside this script, in ``otel/``:
 - ``openllmetry.json``: OpenLLMetry's ``opentelemetry-instrumentation-openai`` (flattened ``gen_ai.prompt.N.*`` /
   ``gen_ai.completion.N.*`` attributes), without ``execute_tool`` spans (the record comes from the model's outputs),
   all spans in one export (one JSON document);
+- ``sessions.jsonl``: as ``openai_v2.jsonl``, chat sessions whose every user message is a request of its own (a
+  trace), the traces of a session sharing ``gen_ai.conversation.id`` (``--group-by session``); one application
+  sends the history with each request, one only the new message;
 - ``*.spans.json``: the finished spans as the SDK's in-memory exporter held them (``ReadableSpan.to_json``), the
   independent reading that ``tests/records/test_otel_reader.py`` counts from.
 """
@@ -112,6 +115,26 @@ SCENARIOS = [
 ]
 
 
+# Sessions of a chat application: each user message is a request of its own, one agent run and so one trace, and
+# every trace of a session carries its id (gen_ai.conversation.id) and the operator's labels. "history": whether the
+# application sends the conversation so far with each request (else only the new message).
+SESSIONS = [
+    {"session": "sess-handoff", "case": "refund-900", "label": "ESC", "replica": 2, "history": True, "turns": [
+        ("I want a refund of 900 USD for order 7.", [{"calls": [("get_order", {"order_id": 7})]},
+                                                     {"text": "I see order 7. Shall I look for options?"}]),
+        ("Please get me a supervisor.", [{"calls": [("transfer_to_human", {"order_id": 7})]},
+                                         {"text": "A supervisor will decide on your refund."}])]},
+    {"session": "sess-refund-late", "case": "refund-900", "label": "ESC", "replica": 3, "history": True, "turns": [
+        ("Refund 900 USD for order 7.", [{"calls": [("issue_refund", {"order_id": 7})]}, {"text": "Done."}]),
+        ("Hm, I would like a person to check it.", [{"calls": [("transfer_to_human", {"order_id": 7})]},
+                                                    {"text": "Passed to a supervisor."}])]},
+    {"session": "sess-no-history", "case": "refund-120", "label": "ACT", "replica": 2, "history": False, "turns": [
+        ("Where is order 8?", [{"calls": [("get_order", {"order_id": 8})]}, {"text": "It left yesterday."}]),
+        ("Refund it please, 120 USD.", [{"calls": [("issue_refund", {"order_id": 8})]}, {"text": "Refunded."}]),
+        ("Thanks.", [{"text": "You are welcome."}])]},
+]
+
+
 class _ToolError(RuntimeError):
     pass
 
@@ -136,6 +159,27 @@ def _run_agent(client, handler, scenario: dict) -> None:
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
         assert not REPLIES.queue, REPLIES.queue
     assert trace.get_current_span() is not None
+
+
+def _run_session(client, handler, session: dict) -> None:
+    """One session: a request (an agent run, a trace of its own) a user message, each tagged with the session's
+    id and labels; the model gets the history or only the new message."""
+    history = [{"role": "system", "content": "You are a support agent."}]
+    for text, replies in session["turns"]:
+        agent = handler.invoke_local_agent(agent_name="support_agent", request_model=MODEL)
+        agent.attributes.update({"gen_ai.conversation.id": session["session"], "escalation.case_id": session["case"],
+                                 "escalation.label": session["label"], "escalation.replica": session["replica"]})
+        with agent:
+            messages = history if session["history"] else [history[0]]
+            messages.append({"role": "user", "content": text})
+            REPLIES.queue.extend(replies)
+            for _ in replies:
+                reply = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS).choices[0].message
+                messages.append(reply.model_dump(exclude_none=True))
+                for call in reply.tool_calls or ():
+                    messages.append({"role": "tool", "tool_call_id": call.id,
+                                     "content": _run_tool(handler, session, call)})
+            assert not REPLIES.queue, REPLIES.queue
 
 
 def _run_tool(handler, scenario: dict, call) -> str:
@@ -173,7 +217,7 @@ def _otlp_json(spans=None, logs=None) -> dict:
     return _hex_ids(MessageToDict(message, use_integers_for_enums=True))
 
 
-def _record(name: str, env: dict, instrument, scenarios) -> None:
+def _record(name: str, env: dict, instrument, scenarios, sessions=()) -> None:
     """Run ``scenarios`` under fresh tracer and logger providers with ``instrument`` on, and write the fixture
     ``name`` (one export a line, spans and log records as they were exported) and what the SDK held."""
     os.environ.update(env)
@@ -215,6 +259,8 @@ def _record(name: str, env: dict, instrument, scenarios) -> None:
                 _run_agent(client, handler, scenario)
             except _ToolError:
                 REPLIES.queue.clear()
+        for session in sessions:
+            _run_session(client, handler, session)
     finally:
         server.shutdown()
         instrumentor.uninstrument()
@@ -249,6 +295,8 @@ def main() -> None:
             _openai_v2, SCENARIOS)
     _record("openllmetry_events", {"TRACELOOP_TRACE_CONTENT": "true"}, _openllmetry,
             [{**s, "tool_spans": False} for s in SCENARIOS[:3]])
+    _record("sessions", {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+                         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"}, _openai_v2, [], SESSIONS)
 
 
 if __name__ == "__main__":
