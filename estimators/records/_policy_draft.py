@@ -13,12 +13,21 @@ The rule, in order:
    ``human``, ``escalat``...) that does not begin with a look-up verb: ``escalation_tools``;
 2. a tau2-bench annotation (``reward_info.action_checks[].tool_type``): ``read`` and ``think``
    to ``read_only_tools``, ``write`` to ``action_tools`` (``generic`` says neither);
-3. a name that begins with a look-up verb of :data:`LOOKUP_VERBS` or holds ``lookup``:
+3. an MCP annotation that a trace gives the tool (:class:`~estimators.records._tool_usage.McpHints`):
+   ``readOnlyHint`` true to ``read_only_tools``; ``readOnlyHint`` false, or ``destructiveHint`` true, to
+   ``action_tools`` (other hints say neither, and a hint left out is not read as its default);
+4. a name that begins with a look-up verb of :data:`LOOKUP_VERBS` or holds ``lookup``:
    ``read_only_tools``;
-4. a well-known tool that changes nothing in the world (:data:`NON_CONSEQUENTIAL_NAMES`: tau-bench's
+5. a well-known tool that changes nothing in the world (:data:`NON_CONSEQUENTIAL_NAMES`: tau-bench's
    ``think`` and ``calculate``, a ``calculator``...): ``read_only_tools``, the policy's list of
    non-consequential tools (SPEC section 2);
-5. any other: ``action_tools`` (an unmarked tool counts as an action too).
+6. any other: ``action_tools`` (an unmarked tool counts as an action too).
+
+An MCP annotation outranks a name (rules 4 and 5): it is the tool author's own statement, where the name is a
+guess. It is still a hint of the tool's server, which the MCP specification tells clients to treat as untrusted
+unless they trust the server: each reason says so, and a person confirms every line of the draft. A tool that
+a trace's MCP listing names is drafted even when the log never calls it, and the draft suggests, in a comment
+(TOML) or a note (JSON), the tools an MCP annotation calls destructive for ``gated_tools``.
 
 :func:`check_policy` doubts a placement that the rule would make otherwise: a look-up verb among the
 actions, ``think`` or ``calculate`` among the actions or unmarked (each call of them would count as a
@@ -42,7 +51,7 @@ from ..stats import counted
 from ._errors import InputError
 from ._input_notes import HANDOFF_WORDS, InputTally, escalation_call_note, handoff_word
 from ._policy import Policy
-from ._tool_usage import _KINDS, ToolUsage, ToolUse
+from ._tool_usage import _KINDS, McpHints, ToolUsage, ToolUse
 
 __all__ = ["Placement", "place_tool", "PolicyDraft", "draft_policy", "PolicyCheck", "check_policy", "LOOKUP_VERBS",
            "NON_CONSEQUENTIAL_NAMES"]
@@ -111,8 +120,8 @@ class Placement:
     list : str
         ``escalation_tools``, ``read_only_tools`` or ``action_tools``.
     by : str
-        ``name`` (a hand-off or look-up word), ``annotation`` (a tau2-bench tool type) or
-        ``default`` (nothing suggested a list: an action).
+        ``name`` (a hand-off or look-up word), ``annotation`` (a tau2-bench tool type or an MCP
+        annotation) or ``default`` (nothing suggested a list: an action).
     why : str
         The reason, for a person to confirm.
     short : str
@@ -126,7 +135,20 @@ class Placement:
     short: str = ""
 
 
-def place_tool(name: str, annotations=frozenset()) -> Placement:
+def _mcp_sign(mcp: McpHints | None) -> tuple[str, str, str] | None:
+    """``(list, hints shown, what the server says)`` when the MCP hints place the tool (rule 3), else None."""
+    hints = mcp.hints if mcp else {}
+    read_only, destructive = hints.get("readOnlyHint"), hints.get("destructiveHint")
+    if read_only is None and destructive is not True:
+        return None
+    shown = ", ".join(f"{key}={str(hints[key]).lower()}" for key in ("readOnlyHint", "destructiveHint")
+                      if key in hints and (key == "readOnlyHint" or not read_only))
+    if read_only:
+        return "read_only_tools", shown, "changes nothing"
+    return "action_tools", shown, "may destroy data" if destructive else "may change its environment"
+
+
+def place_tool(name: str, annotations=frozenset(), mcp: McpHints | None = None) -> Placement:
     """Place one tool by the rule of this module's docstring.
 
     Parameters
@@ -134,6 +156,8 @@ def place_tool(name: str, annotations=frozenset()) -> Placement:
     name : str
     annotations : iterable of str
         tau2-bench tool types of the tool (``read``, ``write``, ``think``, ``generic``).
+    mcp : McpHints, optional
+        The MCP annotations a trace gives the tool.
 
     Examples
     --------
@@ -141,11 +165,17 @@ def place_tool(name: str, annotations=frozenset()) -> Placement:
     'escalation_tools'
     >>> place_tool("cancel_order", {"write"}).why
     'tau2-bench annotates it write: changes data'
+    >>> place_tool("fetch_invoice", mcp=McpHints({"readOnlyHint": True}, "trace.jsonl")).list
+    'read_only_tools'
     """
     kinds = sorted(k for k in set(annotations) if k in _KINDS)
     told = sorted(k for k in kinds if k in _ANNOTATED)
-    annotated = f" (tau2-bench annotates it {' and '.join(kinds)})" if kinds else ""
-    short_annotated = f" (tau2 {'+'.join(kinds)})" if kinds else ""
+    sign = _mcp_sign(mcp)
+    mcp_shown = f"MCP annotation {sign[1]} in {_printable(cast(McpHints, mcp).source)}" if sign else ""
+    notes = ([f"tau2-bench annotates it {' and '.join(kinds)}"] if kinds else []) + ([mcp_shown] if sign else [])
+    annotated = f" ({'; '.join(notes)})" if notes else ""
+    short_notes = ([f"tau2 {'+'.join(kinds)}"] if kinds else []) + ([f"MCP {sign[1]}"] if sign else [])
+    short_annotated = f" ({'; '.join(short_notes)})" if short_notes else ""
     handoff, lookup = _handoff_shown(name), _lookup_sign(name)
     if handoff and not lookup:
         return Placement(name, "escalation_tools", "name", f"{handoff!r} in the name: looks like a hand-off{annotated}",
@@ -155,6 +185,13 @@ def place_tool(name: str, annotations=frozenset()) -> Placement:
         effect = "changes nothing" if listed == "read_only_tools" else "changes data"
         return Placement(name, listed, "annotation", f"tau2-bench annotates it {told[0]}: {effect}",
                          f"tau2-bench: {told[0]}")
+    if sign:
+        listed, shown, effect = sign
+        known = _well_known(name)
+        named = lookup[1] if lookup else f"{known!r} is a well-known tool that changes nothing" if known else ""
+        overruled = f"; it outranks the name ({named})" if named and listed == "action_tools" else ""
+        return Placement(name, listed, "annotation", f"{mcp_shown}: its server says it {effect} (a hint of the "
+                         f"server, not a guarantee){overruled}", f"MCP: {shown}")
     if lookup:
         also = f"; it also has {handoff!r}, a hand-off word" if handoff else ""
         return Placement(name, "read_only_tools", "name", lookup[1] + also + annotated, lookup[0] + short_annotated)
@@ -209,6 +246,18 @@ class PolicyDraft:
         out = {key: [p.name for p in self.placements if p.list == key] for key in DRAFT_LISTS}
         return {**out, "approval_tools": [], "gated_tools": []}
 
+    def destructive(self) -> list[str]:
+        """The action tools that an MCP annotation calls destructive: suggested, not drafted, for
+        ``gated_tools``."""
+        tools = {t.name: t for t in self.usage.tools}
+        return [p.name for p in self.placements if p.list == "action_tools" and (mcp := tools[p.name].mcp)
+                and mcp.hints.get("destructiveHint") is True]
+
+    def _gating_note(self) -> str:
+        names = ", ".join(map(_printable, self.destructive()))
+        return (f"MCP annotations call {names} destructive (destructiveHint=true, a hint of the server): to "
+                "reserve them for a person's approval, name them in gated_tools (SPEC section 3A)")
+
     @property
     def name(self) -> str:
         return f"draft from {Path(self.usage.source).name}"
@@ -238,7 +287,8 @@ class PolicyDraft:
 
     def _header(self) -> str:
         u = self.usage
-        by = "its name or a tau2-bench annotation" if u.annotated else "its name"
+        by = "its name" + (" or a tau2-bench annotation" if u.annotated else "") + (
+            " or an MCP annotation (a hint of the tool's server, not a guarantee)" if u.mcp_annotated else "")
         return (f"Drafted by escalation policy init from {_printable(Path(u.source).name)} ({u.format}: "
                 f"{counted(u.conversations, 'conversation')}, {counted(u.calls, 'tool call')} of "
                 f"{counted(len(u.called()), 'tool')}). "
@@ -249,7 +299,9 @@ class PolicyDraft:
     def _count(self, name: str) -> str:
         tool = cast(ToolUse, self.usage.tool(name))  # draft_policy places the usage's own tools
         if not tool.calls:
-            return "never called: a gold action of the benchmark"
+            if tool.gold or tool.mcp is None:
+                return "never called: a gold action of the benchmark"
+            return f"never called: its MCP server lists it in {_printable(tool.mcp.source)}"
         return f"{counted(tool.calls, 'call')}, {counted(tool.conversations, 'conversation')}"
 
     def to_dict(self) -> dict:
@@ -259,6 +311,8 @@ class PolicyDraft:
         if not self.lists()["escalation_tools"]:
             notes["escalation_tools"] = ("no tool name suggests a hand-off: name the tool that passes a case to a "
                                          "person (a policy needs one)")
+        if self.destructive():
+            notes["gated_tools"] = self._gating_note()
         return {"name": self.name, "description": self._header(), "notes": notes, **self.lists()}
 
     def to_json(self) -> str:
@@ -292,6 +346,9 @@ class PolicyDraft:
         lines += ["# tools that ask a person to approve one action, and the actions reserved for approval:",
                   "# none guessed; name them if the assistant has them (SPEC section 2)",
                   "approval_tools = []", "gated_tools = []"]
+        if self.destructive():
+            lines += ["# " + part for part in _wrap(self._gating_note() + ":", 96)]
+            lines.append(f"# gated_tools = [{', '.join(map(_toml_string, self.destructive()))}]")
         text = "\n".join(lines) + "\n"
         parsed = tomllib.loads(text)
         if any(parsed[key] != value for key, value in lists.items()):  # the escaping is the one risk
@@ -319,7 +376,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 def draft_policy(usage: ToolUsage) -> PolicyDraft:
     """A draft policy for the tools of ``usage`` (:func:`tool_usage`), placed by :func:`place_tool`."""
-    return PolicyDraft(usage, tuple(place_tool(t.name, t.annotations) for t in usage.tools))
+    return PolicyDraft(usage, tuple(place_tool(t.name, t.annotations, t.mcp) for t in usage.tools))
 
 
 @dataclass(frozen=True)
@@ -406,13 +463,13 @@ def check_policy(usage: ToolUsage, policy: Policy) -> PolicyCheck:
     """Read ``policy`` against the tools of a log (:func:`tool_usage`).
 
     Reports the unmarked tools (called, in no list), the policy's tools the log never calls, its
-    escalation tools never called, and the tools whose name or tau2-bench annotation suggests
+    escalation tools never called, and the tools whose name or annotation (tau2-bench, MCP) suggests
     another list (a look-up verb in ``action_tools``, a hand-off word outside
     ``escalation_tools``...). A tool only a benchmark's gold actions name is never called.
     """
     lists = {key: getattr(policy, key) for key in _ALL_LISTS}
     called = {t.name for t in usage.called()}
-    unmarked = tuple((t, place_tool(t.name, t.annotations)) for t in usage.called()
+    unmarked = tuple((t, place_tool(t.name, t.annotations, t.mcp)) for t in usage.called()
                      if policy.kind(t.name) == "unmarked")
     named = [name for key in _ALL_LISTS for name in sorted(lists[key])]
     never = tuple((name, tuple(key for key in _ALL_LISTS if name in lists[key]))
@@ -423,7 +480,7 @@ def check_policy(usage: ToolUsage, policy: Policy) -> PolicyCheck:
         kind = policy.kind(tool.name)
         if kind in ("unmarked", "approval"):  # the rule never places an approval tool: no doubt to raise
             continue
-        placed = place_tool(tool.name, tool.annotations)
+        placed = place_tool(tool.name, tool.annotations, tool.mcp)
         if placed.by != "default" and placed.list != _KIND_LIST[kind]:
             listed = _KIND_LIST[kind] if kind != "action" or tool.name in policy.action_tools else "gated_tools"
             doubts.append((tool.name, listed, placed))

@@ -105,9 +105,15 @@ def init(
     read_only_tools; the others in action_tools. Where a tau2-bench log
     annotates a tool (read, think: read-only; write: action), the annotation places it unless the
     name suggests a hand-off; tau-bench logs carry no annotation, only the gold actions, whose tools
-    are listed too. Each tool line of the draft says why it is there: a person must confirm it.
-    approval_tools and gated_tools are left empty. When no name suggests a hand-off,
-    escalation_tools stays empty and escalation score refuses the draft until a person names one.
+    are listed too. Where a trace lists MCP tools with their annotations (an OpenAI Responses
+    mcp_list_tools item, pydantic-ai's model_request_parameters), readOnlyHint true places a tool in
+    read_only_tools and readOnlyHint false or destructiveHint true in action_tools, over a look-up
+    verb but not over a hand-off word; the tools the listing names are drafted even if never called,
+    and those called destructive are suggested for gated_tools in a comment. An annotation is a hint
+    of the MCP server, not a guarantee. Each tool line of the draft says why it is there: a person
+    must confirm it. approval_tools and gated_tools are left empty. When no name suggests a
+    hand-off, escalation_tools stays empty and escalation score refuses the draft until a person
+    names one.
 
     Example: escalation policy init examples/data/tau-bench/gpt-4o-airline.json --out airline.toml
 
@@ -138,7 +144,8 @@ def init(
         by_name = {p.name: p for p in draft.placements}
         console.print(_tool_table(((t, by_name[t.name]) for t in usage.tools), console))
         counts = {by: sum(p.by == by for p in draft.placements) for by in ("name", "annotation", "default")}
-        console.print(f"placed by name: {counts['name']}, by a tau2-bench annotation: {counts['annotation']}, "
+        console.print(f"placed by name: {counts['name']}, by an annotation (tau2-bench, MCP): "
+                      f"{counts['annotation']}, "
                       f"as actions for want of a sign: {counts['default']}; a person must confirm every one")
         if out is not None:
             lists = draft.lists()
@@ -169,7 +176,7 @@ def check(
     Reports the unmarked tools (called, in none of the five lists: each call counts as an action),
     with their calls and where the draft rule of `policy init` would put them; the tools the policy
     names that the log never calls (a misspelt name shows up here and as unmarked); the escalation
-    tools never called; and doubts: tools whose name or tau2-bench annotation suggests another list
+    tools never called; and doubts: tools whose name, tau2-bench annotation or MCP annotation suggests another list
     (a look-up verb among the actions, a hand-off word outside escalation_tools, think or calculate
     among the actions: a warning too, since their calls then count as consequential actions). Exit
     code 0 whatever it finds; 2 for a log or policy that cannot be read.
