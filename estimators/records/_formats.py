@@ -5,4 +5,4 @@ __all__ = ["FORMATS"]
 
 #: Every format a reader reads; ``auto`` (detection) is not one of them.
 FORMATS = ("jsonl", "openai", "openai-responses", "anthropic", "inspect", "tau-bench", "tau2-bench", "otel",
-           "sharegpt", "gemini", "bedrock-converse", "openai-agents", "langfuse")
+           "sharegpt", "gemini", "bedrock-converse", "openai-agents", "langfuse", "openinference")

@@ -55,7 +55,7 @@ def test_registry_has_every_format_of_spec_section_7(tmp_path):
     tried = str(err.value).split("; tried ")[1].split(". Name it")[0].split(", ")
     assert set(FORMATS) == set(tried) == {"jsonl", "openai", "openai-responses", "anthropic", "inspect",
                                           "tau-bench", "tau2-bench", "otel", "openai-agents", "sharegpt", "gemini",
-                                          "bedrock-converse", "langfuse"}
+                                          "bedrock-converse", "langfuse", "openinference"}
 
 
 # --- OpenAI chat completions -------------------------------------------------------------
@@ -321,7 +321,7 @@ def test_inspect_log_without_samples(tmp_path):
 
 def test_detection_error_names_every_format_tried(tmp_path):
     with pytest.raises(InputError, match=r"several shapes \(anthropic, openai\)\); tried inspect, tau2-bench, "
-                                         r"tau-bench, otel, langfuse, openai-agents, sharegpt, gemini, "
+                                         r"tau-bench, otel, langfuse, openinference, openai-agents, sharegpt, gemini, "
                                          r"bedrock-converse, jsonl, "
                                          r"openai-responses, anthropic, openai"):
         read_conversations(DATA / "mixed.jsonl")

@@ -84,9 +84,9 @@ class GroupBy(str, Enum):
     session = "session"
 
 
-GROUP_BY_HELP = ("Traces (otel, langfuse): a conversation is a trace, or a session, the traces of a file that share "
-                 "a session id (gen_ai.conversation.id, session.id, Langfuse's sessionId), whose conversation_id is "
-                 "the session id; a user message a later trace repeats is counted once.")
+GROUP_BY_HELP = ("Traces (otel, langfuse, openinference): a conversation is a trace, or a session, the traces of a "
+                 "file that share a session id (gen_ai.conversation.id, session.id, Langfuse's sessionId), whose "
+                 "conversation_id is the session id; a user message a later trace repeats is counted once.")
 BACKEND_HELP = ("Where the logs are read and scored: local (this process) or dask (a Dask cluster, a task a log file: "
                 "the one at --scheduler, else a local one of --n-jobs workers; the workers read the logs by their "
                 "paths). The output is the same bytes.")

@@ -22,6 +22,7 @@ format                    module
 ``gemini``                :mod:`~estimators.records.readers._gemini` (Gemini contents, ADK sessions)
 ``bedrock-converse``      :mod:`~estimators.records.readers._bedrock_converse`
 ``langfuse``              :mod:`~estimators.records.readers._langfuse` (trace exports with observations)
+``openinference``         :mod:`~estimators.records.readers._openinference` (Phoenix span exports)
 ========================  ===================================================
 """
 from __future__ import annotations

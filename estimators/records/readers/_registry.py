@@ -16,6 +16,7 @@ from . import (
     _openai,
     _openai_agents,
     _openai_responses,
+    _openinference,
     _otel,
     _sharegpt,
     _tau2_bench,
@@ -50,13 +51,13 @@ class Reader:
 
 
 # Detection tries the readers in this order: whole-file formats first; then the traces and the shapes that
-# canonical JSONL would take for records without a tool record (OTLP spans, Langfuse exports, an Agents SDK RunState,
-# ShareGPT, Gemini, Bedrock Converse); then record formats, the provider-specific chat shapes before plain OpenAI chat
-# (which every plain chat fits).
+# canonical JSONL would take for records without a tool record (OTLP spans, Langfuse exports, Phoenix span exports, an
+# Agents SDK RunState, ShareGPT, Gemini, Bedrock Converse); then record formats, the provider-specific chat shapes
+# before plain OpenAI chat (which every plain chat fits).
 READERS: dict[str, Reader] = {
     module.NAME: Reader(module.NAME, module.EXPECTS, module.sniff, module.read)
-    for module in (_inspect, _tau2_bench, _tau_bench, _otel, _langfuse, _openai_agents, _sharegpt, _gemini,
-                   _bedrock_converse, _jsonl, _openai_responses, _anthropic, _openai)
+    for module in (_inspect, _tau2_bench, _tau_bench, _otel, _langfuse, _openinference, _openai_agents, _sharegpt,
+                   _gemini, _bedrock_converse, _jsonl, _openai_responses, _anthropic, _openai)
 }
 if set(FORMATS) != set(READERS):  # the formats named for --help are the readers there are
     raise ImportError(f"FORMATS {FORMATS} and the readers {tuple(READERS)} differ")

@@ -23,7 +23,7 @@ ZIP_MAGIC = b"PK\x03\x04"
 #: What a conversation of a trace format is (``--group-by``): a trace, or a session's traces.
 GROUPINGS = ("trace", "session")
 #: The formats whose traces carry a session id that ``group_by="session"`` groups by.
-SESSION_FORMATS = ("otel", "langfuse")
+SESSION_FORMATS = ("otel", "langfuse", "openinference")
 _HEAD_BYTES = 4 << 20  # auto-detection of a large JSONL file reads only this much
 
 
