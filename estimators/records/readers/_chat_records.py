@@ -140,3 +140,28 @@ def chat_record(record: dict, chat: dict, *, content_keys=("messages",)) -> dict
         meta = record.get("metadata")
         out["metadata"] = {**(meta if isinstance(meta, dict) else {}), **notes}
     return out
+
+
+def trace_groups(traces: dict, group_by: str, session_of, start_of):
+    """``(conversation_id, [(trace id, trace), ...])`` of a file's traces (by id, in the order they came): a trace
+    a conversation, or with ``group_by="session"`` the traces that ``session_of(trace)`` gives one id together, in
+    the order ``start_of(trace)`` gives (a trace with no session id alone): the trace readers' ``--group-by``."""
+    if group_by != "session":
+        yield from ((trace_id, [(trace_id, trace)]) for trace_id, trace in traces.items())
+        return
+    sessions: dict[str, list] = {}
+    for trace_id, trace in traces.items():
+        sessions.setdefault(session_of(trace) or trace_id, []).append((trace_id, trace))
+    for session, parts in sessions.items():
+        yield session, sorted(parts, key=lambda part: start_of(part[1]))
+
+
+def trace_records(doc: Document, groups, build):
+    """``(place, normalised conversation)`` of each group of :func:`trace_groups` that ``build(conversation_id,
+    parts)`` makes a conversation of (None: no model or tool record in it), at the place of its first trace (each
+    trace carries ``place``)."""
+    for conversation_id, parts in groups:
+        conversation = build(conversation_id, parts)
+        if conversation is not None:
+            place = parts[0][1].place
+            yield place[1], normalised(conversation, doc, place)

@@ -62,7 +62,7 @@ import orjson
 
 from .._errors import InputError
 from ._chat import UserMessages, executed_request, join_texts, parse_arguments, timeline_transcript
-from ._chat_records import chat_record, normalised, records_of, where
+from ._chat_records import chat_record, records_of, trace_groups, trace_records, where
 from ._gemini import _call as gemini_call
 from ._markers import RESPONSES_ITEM_TYPES
 from ._openai import add_call, content_text
@@ -424,31 +424,22 @@ def _timeline(generations: list[dict], tools: list[dict], users: UserMessages) -
     return timeline
 
 
-def _conversations_of(traces: dict[str, _Trace], group_by: str):
-    """``(conversation_id, [(trace id, trace), ...])``: a trace each, or with ``group_by="session"`` the traces of
-    a ``sessionId`` together in the order they started (a trace with none alone)."""
-    if group_by != "session":
-        yield from ((trace_id, [(trace_id, trace)]) for trace_id, trace in traces.items())
-        return
-    sessions: dict[str, list] = {}
-    for trace_id, trace in traces.items():
-        session = trace.fields.get("sessionId")
-        sessions.setdefault(str(session) if session is not None else trace_id, []).append((trace_id, trace))
-    for session, parts in sessions.items():
-        yield session, sorted(parts, key=lambda part: min((_time(o.get("startTime")) for o in part[1].observations),
-                                                          default=0.0))
+def _session_of(trace: _Trace) -> str | None:
+    session = trace.fields.get("sessionId")
+    return None if session is None else str(session)
+
+
+def _started(trace: _Trace) -> float:
+    return min((_time(o.get("startTime")) for o in trace.observations), default=0.0)
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
     traces = _collect(doc)
     found = 0
-    for conversation_id, parts in _conversations_of(traces, options.group_by):
-        conversation = _conversation(conversation_id, parts)
-        if conversation is None:
-            continue
+    groups = trace_groups(traces, options.group_by, _session_of, _started)
+    for item in trace_records(doc, groups, _conversation):
         found += 1
-        place = parts[0][1].place
-        yield place[1], normalised(conversation, doc, place)
+        yield item
     if traces and not found:
         types = sorted({str(o.get("type")) for t in traces.values() for o in t.observations})
         raise InputError(f"holds {len(traces)} traces with no GENERATION or TOOL observation (types found: "

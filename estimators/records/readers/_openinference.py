@@ -59,7 +59,7 @@ from typing import Any
 
 from .._errors import InputError
 from .._records import normalise_conversation
-from ._chat_records import normalised, records_of, where
+from ._chat_records import records_of, trace_records, where
 from ._otel import _session, _Span, _Trace, conversations_of
 from ._source import Document, ReadOptions
 
@@ -327,13 +327,9 @@ def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]
     """The conversations of a Phoenix export (module docstring), one a trace, in the order of their first span."""
     traces, kinds, names = _collect(doc)
     found = 0
-    for conversation_id, parts in conversations_of(traces, options.group_by):
-        conversation = _trace_conversation(conversation_id, parts)
-        if conversation is None:
-            continue
+    for item in trace_records(doc, conversations_of(traces, options.group_by), _trace_conversation):
         found += 1
-        place = parts[0][1].place
-        yield place[1], normalised(conversation, doc, place)
+        yield item
     if traces and not found:
         raise InputError(f"holds {sum(len(t.spans) for t in traces.values())} spans in {len(traces)} traces, and no "
                          "model or tool call (an OpenInference LLM or TOOL span, or an AGENT span with messages); "

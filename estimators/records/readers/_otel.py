@@ -83,7 +83,7 @@ import orjson
 
 from .._errors import InputError
 from ._chat import UserMessages, executed_request, join_texts, parse_arguments, timeline_transcript
-from ._chat_records import chat_record, normalised
+from ._chat_records import chat_record, trace_groups, trace_records
 from ._source import Document, ReadOptions
 
 __all__ = ["NAME", "EXPECTS", "sniff", "read"]
@@ -591,30 +591,17 @@ def _timeline(spans: list[_Span], logs: dict, users: UserMessages) -> tuple[list
     return timeline, owners
 
 
-def conversations_of(traces: dict, group_by: str) -> Iterator[tuple[str, list]]:
-    """``(conversation_id, [(trace id, trace), ...])`` of each conversation of a file's traces (by id, in the order
-    they came): a trace each, or with ``group_by="session"`` the traces of a session together (the session id the
-    conversation's, the traces in the order they started; a trace with no session id alone)."""
-    if group_by != "session":
-        yield from ((trace_id, [(trace_id, trace)]) for trace_id, trace in traces.items())
-        return
-    sessions: dict[str, list] = {}
-    for trace_id, trace in traces.items():
-        sessions.setdefault(_session_of(trace) or trace_id, []).append((trace_id, trace))
-    for session, parts in sessions.items():
-        yield session, sorted(parts, key=lambda part: min((s.start for s in part[1].spans), default=0))
+def conversations_of(traces: dict, group_by: str):
+    """The conversations of a file's traces (:func:`~._chat_records.trace_groups`), a session by its id."""
+    return trace_groups(traces, group_by, _session_of, lambda trace: min((s.start for s in trace.spans), default=0))
 
 
 def read(doc: Document, options: ReadOptions) -> Iterator[tuple[int | str, dict]]:
     traces, envelopes = _collect(doc)
     found = 0
-    for conversation_id, parts in conversations_of(traces, options.group_by):
-        conversation = _session(conversation_id, parts)
-        if conversation is None:
-            continue
+    for item in trace_records(doc, conversations_of(traces, options.group_by), _session):
         found += 1
-        place = parts[0][1].place
-        yield place[1], normalised(conversation, doc, place)
+        yield item
     if traces and not found:
         names = sorted({s.name for t in traces.values() for s in t.spans})
         raise InputError(f"holds {sum(len(t.spans) for t in traces.values())} spans ({', '.join(sorted(envelopes))}) "
