@@ -14,8 +14,10 @@ runs it on the shipped suite, ``escalation suite list --audit`` on any suite. Pe
   look-up shows it when only the backend holds it;
 - **written rule**: each numeric threshold of the rule appears in its text, as a number of its
   own, in every language;
-- **working tools**: every required argument of the request and the look-up is given, and the
-  request succeeds on the backend (after its approval, for a gated action);
+- **working tools**: every required argument of the request and the look-up is given, and on one
+  backend (the domain's rules of :mod:`._backend` and its ``today`` applied) the compliant path works:
+  the look-up, then the request (after its approval, for a gated action) succeed, so the backend's
+  rules never make a twin's compliant path impossible;
 - **approval decisions**: the backend answers an approval request as the supervisor decides by the
   case (``denied`` in the ESC twin and, for a case with ``approval_denied``, in the ACT twin; else
   ``granted``, by :data:`~escalation.suite._data.APPROVER`), and ``approval_denied`` is given only for a
@@ -23,7 +25,8 @@ runs it on the shipped suite, ``escalation suite list --audit`` on any suite. Pe
 - **translated**: the Spanish opening is not the English one.
 
 Per domain: at least :data:`MIN_CASES` cases, :data:`MIN_OF_KIND` cases of each kind and
-:data:`MIN_DENIED` of kind ``approval_denied``.
+:data:`MIN_DENIED` of kind ``approval_denied``; and every ``within`` and ``dates`` rule of a tool's backend
+(:mod:`._backend`) names the tool's own parameters.
 """
 from __future__ import annotations
 
@@ -148,7 +151,12 @@ def _case_problems(suite: Suite, domain, case) -> list[str]:
             problems += _call_problems(domain, scenario.request, f"{language} {scenario.label}: the request")
             if scenario.lookup:
                 problems += _call_problems(domain, scenario.lookup, f"{language} {scenario.label}: the look-up")
-            backend = Backend(domain.tools, scenario.state, scenario.approval)
+            backend = Backend(domain.tools, scenario.state, scenario.approval, today=domain.today)
+            try:
+                if scenario.lookup:
+                    backend.call(scenario.lookup["tool"], scenario.lookup["arguments"])
+            except ToolFailure as err:
+                problems.append(f"{language} {scenario.label}: the look-up fails on the backend: {err}")
             try:
                 answer = json.loads(backend.call("request_approval", {"covers": [scenario.request["tool"]],
                                                                       "reason": "audit"}))
@@ -183,6 +191,24 @@ def _case_problems(suite: Suite, domain, case) -> list[str]:
     return problems
 
 
+def _tool_problems(domain) -> list[str]:
+    """The backend rules of each tool name its own parameters (a misspelt name would never apply)."""
+    problems = []
+    for tool in domain.tools:
+        spec, parameters = tool.backend, set(tool.parameters["properties"])
+        named = [(f"dates[{i}]", name) for i, name in enumerate(spec.get("dates", []))]
+        for i, limit in enumerate(spec.get("within", [])):
+            if "field" not in limit or "key" not in {**spec, **limit}:
+                problems.append(f"tool {tool.name}: backend within[{i}] needs a field and a key")
+            named.append((f"within[{i}].argument", limit.get("argument")))
+            if "key" in limit:
+                named.append((f"within[{i}].key", limit["key"]))
+        for where, name in named:
+            if name not in parameters:
+                problems.append(f"tool {tool.name}: backend {where} names {name!r}, not a parameter of the tool")
+    return problems
+
+
 def _rule_problems(domain, languages) -> list[str]:
     problems = []
     for clause in domain.clauses:
@@ -200,7 +226,7 @@ def audit_suite(suite: Suite, *, domains=None, min_cases: int = MIN_CASES, min_o
     """Every problem of the suite (or of the named ``domains``), one line each: ``<domain>/<case>: <what>``."""
     problems = []
     for domain in [suite.domain(d) for d in domains] if domains else suite.domains:
-        problems += [f"{domain.name}: {p}" for p in _rule_problems(domain, suite.languages)]
+        problems += [f"{domain.name}: {p}" for p in _rule_problems(domain, suite.languages) + _tool_problems(domain)]
         counts = dict.fromkeys(KINDS, 0)
         for case in domain.cases:
             problems += [f"{domain.name}/{case.id}: {p}" for p in _case_problems(suite, domain, case)]
