@@ -33,8 +33,19 @@ _NAMES = {
     "bootstrap-percentile": "Cluster bootstrap, percentile",
     "bootstrap-bca": "Cluster bootstrap, BCa",
 }
-_STYLE = method_styles(_NAMES)
 _FLOOR = 0.93
+
+
+def _styles(methods) -> dict[str, tuple[str, str, str]]:
+    """``(colour, marker, line style)`` of each method of ``methods`` that a figure draws: the study's in their
+    order and style, then a researcher's own (studies.coverage ``methods=``), each with a pair no other has."""
+    given = list(dict.fromkeys(methods))
+    styles = method_styles([*_NAMES, *given])
+    return {m: styles[m] for m in [*_NAMES, *given] if m in set(given)}
+
+
+def _name(method: str) -> str:
+    return _NAMES.get(method, f"{method} (yours)")
 
 
 def _levels(ax, nominal: float) -> None:
@@ -48,8 +59,8 @@ def _level_handles(nominal: float) -> list:
 
 
 def _method_handles(methods) -> list:
-    return [Line2D([], [], color=c, marker=mk, ls=ls, ms=4, lw=1.1, label=_NAMES[m])
-            for m, (c, mk, ls) in _STYLE.items() if m in set(methods)]
+    return [Line2D([], [], color=c, marker=mk, ls=ls, ms=4, lw=1.1, label=_name(m))
+            for m, (c, mk, ls) in _styles(methods).items()]
 
 
 def _designs(table: pd.DataFrame) -> list[tuple[int, float]]:
@@ -77,11 +88,11 @@ def _by(table: pd.DataFrame, x: str, xlabel: str, title: str, nominal: float):
         for i, stat in enumerate(("mean", "min")):
             ax = axes[i, j]
             _levels(ax, nominal)
-            for method, (colour, marker, style) in _STYLE.items():
+            for method, (colour, marker, style) in _styles(table["method"]).items():
                 rows = part[part["method"] == method].sort_values(x)
                 if rows[stat].notna().any():
                     ax.plot(rows[x], np.maximum(rows[stat], _CLIP[stat]), marker=marker, ls=style, ms=4, lw=1.1,
-                            color=colour, label=_NAMES[method], clip_on=False)
+                            color=colour, label=_name(method), clip_on=False)
             log_ticks(ax, table[x])
             ax.set_ylim(_CLIP[stat], 1.0)
             if i == 0:
@@ -146,7 +157,7 @@ def width_against_coverage(table: pd.DataFrame, *, nominal: float = 0.95):
         _levels(ax, nominal)
         ax.axvline(1.0, color="0.6", lw=0.6, ls=":", zorder=1)
         part = table[table["scenarios_range"] == scenarios]
-        for method, (colour, marker, style) in _STYLE.items():
+        for method, (colour, marker, style) in _styles(table["method"]).items():
             rows = part[part["method"] == method].set_index("replicas_group").reindex(groups)
             y = np.maximum(rows["mean"], _CLIP["mean"])
             ax.plot(rows["relative_width"], y, ls=style, lw=1.0, color=colour, clip_on=False)
@@ -173,7 +184,7 @@ def misses_by_method(table: pd.DataFrame):
     miss_low, miss_high``. A symmetric 95% interval misses 0.025 on each side (dotted line).
     """
     estimands = list(dict.fromkeys(table["estimand"]))
-    methods = [m for m in _STYLE if m in set(table["method"])]
+    methods = list(_styles(table["method"]))
     fig, axes = subplots(1, len(estimands), figsize=(5.5 * len(estimands), 4.2), sharex=True, sharey=True,
                          squeeze=False, layout="constrained")
     y = np.arange(len(methods))
@@ -187,7 +198,7 @@ def misses_by_method(table: pd.DataFrame):
         for side in (-0.025, 0.025):
             ax.axvline(side, color="black", lw=0.6, ls=":")
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_yticks(y, [_NAMES[m] for m in methods])
+        ax.set_yticks(y, [_name(m) for m in methods])
         ax.set_ylim(len(methods) - 0.5, -0.5)
         ax.xaxis.set_major_formatter(lambda v, _: f"{abs(v):g}")
         ax.set_xlabel("mean share of misses (below | above)")

@@ -18,6 +18,10 @@ run_differences_study, DIFFERENCES_SEED                 compare's difference int
 run_capacity_study, CAPACITY_SEED                       the inverted U of oversight, and the queue against SimPy
 reproduce, REPRODUCE_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS   the paper's tables and figures
 
+A researcher's own methods, grids and generators (``methods=``, ``grid=``, ``generator=`` of a study)
+======================================================================================================
+sufficient                         declare the statistics a coverage method reads, for its exact coverage
+
 The implementation errors of SPEC section 9
 ===========================================
 MUTANTS, run_mutant, catching_cases, conversation_mismatches, subset_mismatches, summary_of
@@ -32,6 +36,8 @@ __all__ = [
     "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "run_capacity_study",
     "CAPACITY_SEED", "reproduce", "REPRODUCE_SEED",
     "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
+    # a researcher's own
+    "sufficient",
     # the implementation errors of SPEC section 9
     "MUTANTS", "run_mutant", "catching_cases", "conversation_mismatches", "subset_mismatches", "summary_of",
 ]
@@ -53,4 +59,5 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     ],
     "reproduction": ["reproduce"],
     "sample_size": ["run_sample_size_study"],
+    "_user_methods": ["sufficient"],
 })

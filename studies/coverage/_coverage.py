@@ -44,6 +44,13 @@ Performance measures
     :data:`BOOTSTRAP_NSIM_UNEQUAL` with unequal sizes, and not at all with unequal sizes and
     ``K > UNEQUAL_BOOTSTRAP_MAX_K`` (see there).
 
+A researcher's own (``run_coverage_study(methods=, grid=, generator=, from_run=)``, and the command's
+``--method``, ``--grid``, ``--generator``, ``--from-run``): their intervals run beside the methods above on
+the very data sets, with exact coverage where they declare the statistics they depend on
+(:mod:`._own_exact`); a grid replaces :data:`FULL_GRID` by the full cross product of its lists
+(:data:`GRID_KEYS`); another generator replaces the beta-binomial (:mod:`._generators`), and then every
+method is Monte Carlo.
+
 Reproducibility: cell ``i`` uses child ``i`` of the root ``SeedSequence``; within a cell the
 replications run in chunks of ``CHUNK`` with child ``c`` of the cell's seed (data first, then
 the bootstrap of the chunk's first replications), so ``replay_replication`` recomputes one
@@ -55,13 +62,14 @@ import math
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import Any, Callable, Mapping, TypedDict, cast
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy import stats
 
+from escalation.estimators.records import InputError
 from escalation.estimators.stats import (
     WILSON_METHODS,
     ClusterSums,
@@ -80,10 +88,21 @@ from .._figure_files import save_figure
 from .._performance import binomial_mcse, interval_rows
 from .._report_files import write_reports
 from .._tables import write_table
+from .._user_methods import (
+    CellWithOptions,
+    GridKey,
+    UserFunction,
+    checked_bounds,
+    function_identity,
+    read_grid,
+    user_functions,
+)
+from ._generators import GENERATORS, RunRates, checked_totals, logit_normal, observed_icc
+from ._own_exact import exact_performance, states
 
 __all__ = ["METHODS", "ORACLES", "FIXED_RHO_METHODS", "BOOTSTRAP_METHODS", "ESTIMANDS", "COLUMNS", "FULL_GRID",
-           "SMOKE_GRID", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals",
-           "run_coverage_study", "replay_replication", "pair_cluster_pmf", "pair_outcome_icc"]
+           "SMOKE_GRID", "GRID_KEYS", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals",
+           "run_coverage_study", "replay_replication", "pair_cluster_pmf", "pair_outcome_icc", "beta_binomial"]
 
 #: The methods whose exact coverage is computable with unequal sizes (rho fixed).
 FIXED_RHO_METHODS = ORACLES
@@ -162,34 +181,83 @@ def _bootstrap_nsim(nsim: int, scenarios: int, cv: float) -> int:
     return min(nsim, BOOTSTRAP_NSIM_UNEQUAL) if scenarios <= UNEQUAL_BOOTSTRAP_MAX_K else 0
 
 
-def build_design(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame:
+#: The keys of a grid of the coverage study (``--grid FILE``, or ``grid=`` a dict): lists crossed in full.
+GRID_KEYS = {
+    "p": GridKey(float, lambda v: 0 < v < 1, "numbers in (0, 1) (the true p_u; the true pi is 1 - p)"),
+    "rho": GridKey(float, lambda v: 0 <= v < 1, "numbers in [0, 1)"),
+    "scenarios": GridKey(int, lambda v: 2 <= v <= 10_000, "whole numbers from 2 to 10000"),
+    "replicas": GridKey(int, lambda v: 1 <= v <= 1000, "whole numbers from 1 to 1000"),
+    "size_cv": GridKey(float, lambda v: 0 <= v <= 10, "numbers in [0, 10]"),
+    "estimand": GridKey(str, lambda v: v in ESTIMANDS, "estimands among p_u, pi", optional=True, default=ESTIMANDS),
+    "nsim": GridKey(int, lambda v: v >= 1, "a whole number from 1", optional=True, scalar=True),
+}
+#: With --from-run the run gives p and rho (and the estimand is p_u).
+_FROM_RUN_KEYS = {**{k: v for k, v in GRID_KEYS.items() if k not in ("p", "rho")},
+                  "estimand": GridKey(str, lambda v: v == "p_u", "p_u (--from-run draws under-escalation rates)",
+                                      optional=True, default=("p_u",))}
+_FROM_RUN_REFUSED = {k: "comes from the run of --from-run; leave it out of the grid" for k in ("p", "rho")}
+
+
+def _outcome_icc(estimand: str, truth: float, rho: float, generator) -> float:
+    """Intra-cluster correlation of the outcome whose mean is the estimand (the true-rho oracle's rho)."""
+    if isinstance(generator, RunRates):
+        return generator.rho
+    if generator is logit_normal:
+        return observed_icc(truth, rho) if estimand == "p_u" else pair_outcome_icc(
+            truth, observed_icc(1.0 - math.sqrt(truth), rho))
+    return rho if estimand == "p_u" else pair_outcome_icc(truth, rho)
+
+
+def _cell_row(estimand: str, truth: float, rho: float, scenarios: int, replicas: int, cv: float, nsim: int,
+              generator) -> dict:
+    sizes = scenario_sizes(scenarios, replicas, cv)
+    return {"estimand": estimand, "p": truth, "rho": rho, "rho_outcome": _outcome_icc(estimand, truth, rho, generator),
+            "scenarios": scenarios, "replicas": replicas, "size_cv": cv, "conversations": int(sizes.sum()),
+            "m_bar": float((sizes**2).sum() / sizes.sum()), "nsim": nsim,
+            "nsim_bootstrap": _bootstrap_nsim(nsim, scenarios, cv)}
+
+
+def build_design(*, smoke: bool = False, nsim: int | None = None, grid: Mapping[str, Any] | None = None,
+                 generator=None) -> pd.DataFrame:
     """The design grid: one row per (estimand, p, rho, scenarios, replicas, size_cv).
 
     Columns: ``estimand, p`` (true value of the estimand), ``rho`` (intra-scenario correlation
-    of the 0/1 outcomes), ``rho_outcome`` (intra-cluster correlation of the outcome whose mean
-    is the estimand: ``rho`` for ``p_u``, that of the pair outcome for ``pi``), ``scenarios``
-    (K), ``replicas`` (the mean size m), ``size_cv`` (the spread of :func:`scenario_sizes`),
-    ``conversations`` (N, pairs for ``pi``) and ``m_bar`` (``sum n_j^2 / N``) of the sizes,
-    ``nsim``, and ``nsim_bootstrap`` (replications of the bootstraps; 0 = not run).
+    of the 0/1 outcomes; on the latent scale for the logit-normal generator), ``rho_outcome``
+    (intra-cluster correlation of the outcome whose mean is the estimand: ``rho`` for ``p_u`` under
+    the beta-binomial, that of the pair outcome for ``pi``), ``scenarios`` (K), ``replicas`` (the mean
+    size m), ``size_cv`` (the spread of :func:`scenario_sizes`), ``conversations`` (N, pairs for ``pi``)
+    and ``m_bar`` (``sum n_j^2 / N``) of the sizes, ``nsim``, and ``nsim_bootstrap`` (replications of
+    the bootstraps; 0 = not run).
+
+    ``grid`` (checked by :func:`read_grid` with :data:`GRID_KEYS`) replaces :data:`FULL_GRID` by the
+    full cross product of its lists, ``estimand`` outermost; its ``nsim`` applies unless ``nsim`` is
+    given. With a :class:`RunRates` ``generator`` ``p`` and ``rho`` are the run's.
     """
-    grid = SMOKE_GRID if smoke else FULL_GRID
-    nsim = int(nsim if nsim is not None else SMOKE_NSIM if smoke else DEFAULT_NSIM)
+    fixed = nsim if nsim is not None else (grid or {}).get("nsim")
+    nsim = int(fixed if fixed is not None else SMOKE_NSIM if smoke else DEFAULT_NSIM)
     rows = []
-    for estimand in ESTIMANDS:
-        for distance in grid["p"]:
+    if grid is not None:
+        values = ({"p": (generator.p,), "rho": (generator.rho,)} if isinstance(generator, RunRates) else grid)
+        for estimand in grid["estimand"]:
+            for distance in values["p"]:
+                truth = distance if estimand == "p_u" else round(1.0 - distance, 12)
+                for rho in values["rho"]:
+                    for scenarios in grid["scenarios"]:
+                        for replicas in grid["replicas"]:
+                            for cv in grid["size_cv"]:
+                                rows.append(_cell_row(estimand, truth, rho, scenarios, replicas, cv, nsim, generator))
+        return pd.DataFrame(rows)
+    spec = SMOKE_GRID if smoke else FULL_GRID
+    run = isinstance(generator, RunRates)
+    for estimand in ("p_u",) if run else ESTIMANDS:
+        for distance in (generator.p,) if run else spec["p"]:
             truth = distance if estimand == "p_u" else round(1.0 - distance, 12)
-            for rho in grid["rho"]:
-                outcome_rho = rho if estimand == "p_u" else pair_outcome_icc(truth, rho)
-                for scenarios in grid["scenarios"]:
-                    for replicas, cv in grid["sizes"]:
-                        if replicas == 1 and rho != grid["rho"][0]:
+            for rho in (generator.rho,) if run else spec["rho"]:
+                for scenarios in spec["scenarios"]:
+                    for replicas, cv in spec["sizes"]:
+                        if replicas == 1 and rho != spec["rho"][0] and not run:
                             continue  # one conversation a scenario: the data do not depend on rho
-                        sizes = scenario_sizes(scenarios, replicas, cv)
-                        rows.append({"estimand": estimand, "p": truth, "rho": rho, "rho_outcome": outcome_rho,
-                                     "scenarios": scenarios, "replicas": replicas, "size_cv": cv,
-                                     "conversations": int(sizes.sum()),
-                                     "m_bar": float((sizes**2).sum() / sizes.sum()), "nsim": nsim,
-                                     "nsim_bootstrap": _bootstrap_nsim(nsim, scenarios, cv)})
+                        rows.append(_cell_row(estimand, truth, rho, scenarios, replicas, cv, nsim, generator))
     return pd.DataFrame(rows)
 
 
@@ -226,9 +294,20 @@ def _size_pmf(estimand: str, p: float, rho: float, size: int) -> np.ndarray:
     return cluster_pmf(p, rho, size) if estimand == "p_u" else pair_cluster_pmf(p, rho, size)
 
 
-def _exact(row: dict, sizes: np.ndarray) -> dict:
-    """``{method: ExactCoverage}`` of the methods whose exact performance is computable in this cell."""
+def _exact(row: dict, sizes: np.ndarray, methods: tuple[UserFunction, ...] = ()) -> dict:
+    """``{method: ExactCoverage}`` of the methods whose exact performance is computable in this cell (the
+    researcher's ``methods`` where they declare their statistics and the enumeration runs, :mod:`._own_exact`)."""
     pmfs = [_size_pmf(row["estimand"], float(row["p"]), float(row["rho"]), int(n)) for n in sizes]
+    own = {}
+    enumerated: dict[str, Any] = {}
+    for method in methods:
+        if method.sufficient is not None:
+            if method.sufficient not in enumerated:
+                enumerated[method.sufficient] = states(pmfs, sizes, method.sufficient)
+            found = enumerated[method.sufficient]
+            if found is not None:
+                prob, totals = found
+                own[method.name] = exact_performance(method, prob, totals, sizes, float(row["p"]), CONFIDENCE)
     equal = bool(np.all(sizes == sizes[0]))
     law = pmfs[0] if equal else pmfs
     K = len(sizes)
@@ -236,7 +315,7 @@ def _exact(row: dict, sizes: np.ndarray) -> dict:
              "wilson-kish-true-rho": exact_coverage(law, K, rho=float(row["rho_outcome"]), confidence=CONFIDENCE)}
     if equal:
         exact.update(exact_coverages(pmfs[0], K, WILSON_METHODS, confidence=CONFIDENCE))
-    return exact
+    return exact | own
 
 
 def _simulate(row: dict, sizes: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -249,6 +328,30 @@ def _simulate(row: dict, sizes: np.ndarray, rng: np.random.Generator, size: int)
         q = (1.0 - cluster_probabilities(a, row["rho"], shape, rng=rng)) * (
             1.0 - cluster_probabilities(a, row["rho"], shape, rng=rng))
     return rng.binomial(sizes, q)
+
+
+def beta_binomial(rng: np.random.Generator, sizes: np.ndarray, row: dict) -> np.ndarray:
+    """The study's own generator, the beta-binomial (module docstring), in the contract of a generator
+    (:mod:`._generators`): ``sizes`` of shape (data sets, K), equal rows."""
+    return _simulate(row, sizes[0], rng, sizes.shape[0])
+
+
+def _draw(row: dict, sizes: np.ndarray, rng: np.random.Generator, size: int, generator) -> np.ndarray:
+    """Cluster totals of ``size`` data sets from ``generator``: None is the beta-binomial; a
+    :class:`UserFunction` (the researcher's) is checked."""
+    if generator is None:
+        return _simulate(row, sizes, rng, size)
+    tiled = np.tile(sizes, (size, 1))
+    if isinstance(generator, UserFunction):
+        return checked_totals(generator.function(rng, tiled, row), tiled, generator.name)
+    return generator(rng, tiled, row)
+
+
+def _own_intervals(methods: tuple[UserFunction, ...], totals: np.ndarray, sizes: np.ndarray) -> dict:
+    """The researcher's intervals on the data sets ``totals``: ``{name: (low, high)}``, checked."""
+    tiled = np.tile(sizes, (len(totals), 1))
+    return {m.name: checked_bounds(m.name, m.function(totals.copy(), tiled.copy(), CONFIDENCE), len(totals))
+            for m in methods}
 
 
 def _intervals(row: dict, sizes: np.ndarray, totals: np.ndarray, rng: np.random.Generator, bootstrapped: int) -> dict:
@@ -276,27 +379,32 @@ def _intervals(row: dict, sizes: np.ndarray, totals: np.ndarray, rng: np.random.
             for method, (low, high) in out.items()}
 
 
-def _chunk(row: dict, seed_seq: np.random.SeedSequence, chunk: int) -> tuple[np.ndarray, dict]:
-    """Cluster totals and intervals of replications ``chunk * CHUNK ...`` of a cell."""
+def _chunk(row: dict, seed_seq: np.random.SeedSequence, chunk: int, methods: tuple[UserFunction, ...] = (),
+           generator=None) -> tuple[np.ndarray, dict]:
+    """Cluster totals and intervals of replications ``chunk * CHUNK ...`` of a cell (the researcher's
+    ``methods`` after the study's own, on the same totals; ``generator`` as :func:`_draw`)."""
     rng = np.random.default_rng(np.random.SeedSequence(seed_seq.entropy, spawn_key=seed_seq.spawn_key + (chunk,)))
     start = chunk * CHUNK
     size = min(CHUNK, int(row["nsim"]) - start)
     bootstrapped = min(size, max(int(row["nsim_bootstrap"]) - start, 0))
     sizes = cell_sizes(row)
-    totals = _simulate(row, sizes, rng, size)
+    totals = _draw(row, sizes, rng, size, generator)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateIntervalWarning)  # an undefined BCa counts as not covering
-        return totals, _intervals(row, sizes, totals, rng, bootstrapped)
+        intervals = _intervals(row, sizes, totals, rng, bootstrapped)
+    return totals, intervals | _own_intervals(methods, totals, sizes)
 
 
-def cell_intervals(row: dict, seed_seq: np.random.SeedSequence) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def cell_intervals(row: dict, seed_seq: np.random.SeedSequence, *, methods: tuple[UserFunction, ...] = (),
+                   generator=None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every replication's interval of every method in one cell: ``{method: (low, high)}``.
 
-    The bootstraps have ``nsim_bootstrap`` replications (the first ones), the others ``nsim``.
+    The bootstraps have ``nsim_bootstrap`` replications (the first ones), the others ``nsim``;
+    ``methods`` and ``generator`` as :func:`run_cell`.
     """
-    chunks = [_chunk(row, seed_seq, c)[1] for c in range(math.ceil(int(row["nsim"]) / CHUNK))]
+    chunks = [_chunk(row, seed_seq, c, methods, generator)[1] for c in range(math.ceil(int(row["nsim"]) / CHUNK))]
     return {method: (np.concatenate([c[method][0] for c in chunks]), np.concatenate([c[method][1] for c in chunks]))
-            for method in METHODS}
+            for method in (*METHODS, *(m.name for m in methods))}
 
 
 def _performance(low: np.ndarray, high: np.ndarray, truth: float) -> dict:
@@ -312,12 +420,17 @@ def _performance(low: np.ndarray, high: np.ndarray, truth: float) -> dict:
             "mean_width": float(width[defined].mean()) if defined.any() else math.nan}
 
 
-def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
-    """Simulate and analyse one design cell: one result row per method, exact fields NaN where not computable."""
-    intervals = cell_intervals(row, seed_seq)
-    exact = _exact(row, cell_sizes(row))
+def run_cell(row: dict, seed_seq: np.random.SeedSequence, *, methods: tuple[UserFunction, ...] = (),
+             generator=None) -> list[dict]:
+    """Simulate and analyse one design cell: one result row per method, exact fields NaN where not computable.
+
+    ``methods``: the researcher's, after the study's own; ``generator``: None for the beta-binomial, else a
+    generator of :mod:`._generators` or a :class:`UserFunction` (then no method is exact).
+    """
+    intervals = cell_intervals(row, seed_seq, methods=methods, generator=generator)
+    exact = _exact(row, cell_sizes(row), methods) if generator is None else {}
     rows = []
-    for method in METHODS:
+    for method in intervals:
         e = exact.get(method)
         rows.append({"method": method, **_performance(*intervals[method], row["p"]),
                      "exact_coverage": e.coverage if e else math.nan, "exact_miss_low": e.miss_low if e else math.nan,
@@ -326,8 +439,10 @@ def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
     return rows
 
 
-def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
-    """Recompute one replication of one cell from the root seed.
+def replay_replication(row: dict, *, seed: int, replication: int, methods: tuple[UserFunction, ...] = (),
+                       generator=None) -> dict:
+    """Recompute one replication of one cell from the root seed (``methods`` and ``generator`` as the run's,
+    :func:`run_cell`).
 
     Parameters
     ----------
@@ -349,7 +464,7 @@ def replay_replication(row: dict, *, seed: int, replication: int) -> dict:
     if not 0 <= replication < int(row["nsim"]):
         raise ValueError(f"replication must lie in 0 .. {int(row['nsim']) - 1}, got {replication}")
     chunk, index = divmod(replication, CHUNK)
-    totals, intervals = _chunk(row, cell_seed(seed, int(row["cell"])), chunk)
+    totals, intervals = _chunk(row, cell_seed(seed, int(row["cell"])), chunk, methods, generator)
     truth = row["p"]
     picked = {method: (float(low[index]), float(high[index])) for method, (low, high) in intervals.items()
               if index < low.size}
@@ -363,9 +478,39 @@ def _draw_figure(draw, table: pd.DataFrame, stem: Path, options: dict, smoke: bo
     return save_figure(draw(table, **options), stem, smoke=smoke)
 
 
+def _generator(generator, from_run) -> tuple[Any, Any]:
+    """The generator a run draws from (None: the beta-binomial) and what ``run-args.json`` records of it
+    (None for the beta-binomial, so that such a run's arguments stay those of a run without the option)."""
+    if from_run is not None:
+        if generator not in (None, "beta-binomial"):
+            raise InputError("give --generator or --from-run, not both", source="generator")
+        rates = RunRates.read(from_run)
+        return rates, rates.identity()
+    if generator in (None, "beta-binomial"):
+        return None, None
+    if generator == "logit-normal":
+        return logit_normal, "logit-normal"
+    if isinstance(generator, str) or not callable(generator):
+        raise InputError(f"unknown generator {generator!r}; give one of {', '.join(GENERATORS)}, or a function "
+                         "g(rng, sizes, row) -> totals", source="generator")
+    origin, digest = function_identity(generator)
+    own = UserFunction("generator", generator, origin, digest)
+    return own, {"function": origin, "source_sha256": digest}
+
+
+def _probe(design: pd.DataFrame, methods: tuple[UserFunction, ...], generator) -> None:
+    """Call the researcher's generator and methods on two data sets of the first cell, before anything is
+    written: an error (a wrong shape, a missing bound) stops the run here, with its one-line message."""
+    row = design.iloc[0].to_dict()
+    totals = _draw(row, cell_sizes(row), np.random.default_rng(0), 2, generator)
+    _own_intervals(methods, totals, cell_sizes(row))
+
+
 def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
-              scheduler: str | None = None, force: bool = False) -> pd.DataFrame:
+              scheduler: str | None = None, force: bool = False,
+              methods: Mapping[str, Callable | str] | None = None, grid=None, generator: str | Callable | None = None,
+              from_run: str | Path | None = None) -> pd.DataFrame:
     """Run the coverage study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``coverage.csv`` (columns ``COLUMNS``, one row per
@@ -375,17 +520,39 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
     choose where the cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`);
     ``force`` recomputes into a folder that holds an earlier run (its cells and outputs are
     removed first, :func:`studies._engine.run_cells`).
+
+    A researcher's own (checked before anything is written; each recorded in ``run-args.json``, so a run
+    resumes only with the same):
+
+    - ``methods``: ``{name: f}``, ``f(totals, sizes, confidence) -> (low, high)`` or ``"MODULE:FUNCTION"``
+      (:mod:`studies._user_methods`), run beside the study's methods on the same data sets; exact
+      where ``f.sufficient`` declares its statistics (:func:`studies.sufficient`).
+    - ``grid``: a TOML file or a dict of :data:`GRID_KEYS`, whose full cross product replaces the design.
+    - ``generator``: ``"beta-binomial"`` (the default), ``"logit-normal"`` or ``g(rng, sizes, row) -> totals``
+      (:mod:`._generators`); ``from_run``: a scored folder whose per-scenario rates are the world. With
+      either, every method is Monte Carlo.
     """
     from escalation.figures import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
 
     from ._report import aggregate, by_range, misses, recommendation, report_markdown, summary_by_method, summary_cells
 
     out_dir = Path(out_dir)
-    design = build_design(smoke=smoke, nsim=nsim)
+    own = user_functions(methods, builtin=METHODS)
+    drawn_by, drawn_as = _generator(generator, from_run)
+    read = None if grid is None else (read_grid(grid, _FROM_RUN_KEYS, refused=_FROM_RUN_REFUSED)
+                                      if isinstance(drawn_by, RunRates) else read_grid(grid, GRID_KEYS))
+    design = build_design(smoke=smoke, nsim=nsim, grid=read, generator=drawn_by)
+    if own or drawn_by is not None:
+        _probe(design, own, drawn_by)
     facts = {"study": "coverage", "smoke": smoke, "nsim": int(design["nsim"].iloc[0]), "n_resamples": N_RESAMPLES,
              "confidence": CONFIDENCE, "chunk": CHUNK, "bootstrap_nsim_unequal": BOOTSTRAP_NSIM_UNEQUAL,
              "unequal_bootstrap_max_k": UNEQUAL_BOOTSTRAP_MAX_K}
-    table = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
+    # the researcher's options enter the run's arguments only when given: a run without them resumes as before
+    facts |= {key: value for key, value in (("methods", [m.identity() for m in own]), ("grid", read),
+                                            ("generator", drawn_as)) if value}
+    cell = (CellWithOptions(run_cell, {"methods": own, "generator": drawn_by}) if own or drawn_by is not None
+            else run_cell)
+    table = run_cells(design, cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                       backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts,
                       force=force)
     with step("summarising the cells", progress=progress) as say:
@@ -393,7 +560,7 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
         cells = summary_cells(coverage)
         nominal = {"nominal": CONFIDENCE}
         jobs = []
-        for estimand in ESTIMANDS:
+        for estimand in [e for e in ESTIMANDS if e in set(cells["estimand"])]:
             part = cells[cells["estimand"] == estimand]
             jobs += [(coverage_by_scenarios, aggregate(part, "scenarios"), f"coverage_by_scenarios_{estimand}",
                       nominal), (coverage_by_p, aggregate(part, "p"), f"coverage_by_p_{estimand}", nominal)]
@@ -413,7 +580,8 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
         say("writing report.md and report.html")
         text = report_markdown(coverage, cells=cells, summary=summary, advice=advice, seed=seed, smoke=smoke,
                                figures=[f.name for f in written if f.suffix == ".png"], confidence=CONFIDENCE,
-                               n_resamples=N_RESAMPLES, design=design)
+                               n_resamples=N_RESAMPLES, design=design, own=[m.identity() for m in own],
+                               generator=drawn_as, user_grid=read is not None)
         written += write_reports(out_dir, text, smoke=smoke, outputs=written)
     record_outputs(out_dir, written)
     return coverage

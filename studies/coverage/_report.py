@@ -19,17 +19,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.stats import INTERVAL_METHODS, RHO_BOUND_LEVEL, format_number
+from escalation.estimators.stats import RHO_BOUND_LEVEL, format_number
 from escalation.figures import counted
 
 from .._performance import binomial_mcse
 from .._tables import markdown_table
 from .._templates import render
-from ._coverage import UNEQUAL_BOOTSTRAP_MAX_K
+from ._coverage import ORACLES, UNEQUAL_BOOTSTRAP_MAX_K
 
 __all__ = ["summary_cells", "summary_by_method", "recommendation", "aggregate", "by_range", "misses", "validation",
-           "report_markdown", "SMOKE_FINDINGS", "FLOOR", "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN",
-           "SCENARIO_RANGES"]
+           "report_markdown", "own_methods", "SMOKE_FINDINGS", "OWN_DESIGN_FINDINGS", "FLOOR", "MEAN_LEVEL",
+           "TOLERANCE_MCSE", "ORACLE_MARGIN", "SCENARIO_RANGES"]
 
 FLOOR = 0.93
 MEAN_LEVEL = 0.945
@@ -42,6 +42,10 @@ ORACLE = "wilson-kish-true-rho"
 #: The findings of a smoke run: its grid lacks most of the conditions the findings of the full study are about.
 SMOKE_FINDINGS = ("Not drawn from a smoke run: its grid holds a few of the study's conditions and few data sets per "
                   "cell. The tables below show what this run computed.")
+#: The findings of a run on a researcher's grid or generator: the study's findings are about its own design.
+OWN_DESIGN_FINDINGS = ("The study's findings are drawn from its own grid and model; this run has another grid or "
+                       "another data-generating model, so the tables below (and the section on the researcher's "
+                       "methods, where there are some) are its findings.")
 
 _NAMES = {
     "wilson": "Wilson, ignores clustering (oracle baseline)",
@@ -96,6 +100,12 @@ def _cell(row) -> str:
             f"m = {row['replicas']}, {_spread(row['size_cv'])}")
 
 
+def _methods(cells: pd.DataFrame) -> list[str]:
+    """The methods of ``cells``: the study's in their order, then a researcher's in the order they were given."""
+    present = set(cells["method"])
+    return [m for m in _NAMES if m in present] + [m for m in dict.fromkeys(cells["method"]) if m not in _NAMES]
+
+
 def summary_by_method(cells: pd.DataFrame) -> pd.DataFrame:
     """Per method, over every cell where it was evaluated (both estimands).
 
@@ -105,7 +115,7 @@ def summary_by_method(cells: pd.DataFrame) -> pd.DataFrame:
     ``relative_width`` (mean over cells of the width relative to the true-rho oracle).
     """
     rows = []
-    for method in [m for m in _NAMES if m in set(cells["method"])]:
+    for method in _methods(cells):
         part = cells[cells["method"] == method]
         worst = part.loc[part["summary_coverage"].idxmin()]
         rows.append({"method": method, "cells": len(part), "exact_share": (part["source"] == "exact").mean(),
@@ -148,8 +158,22 @@ def _where(failing: pd.DataFrame) -> str:
             f"rho {values(failing['rho'])}; K {values(failing['scenarios'])}")
 
 
+def _groups(cells: pd.DataFrame):
+    """``(replicas group, scenarios range, cells of the group, oracle coverage by cell, {method: _judge})`` of each
+    group of the recommendation: every method but the oracles, the study's first, then a researcher's."""
+    for group in ("m = 1", "m > 1"):
+        for label, _, _ in SCENARIO_RANGES:
+            part = cells[(cells["replicas_group"] == group) & (cells["scenarios_range"] == label)]
+            if part.empty:
+                continue
+            oracle = part[part["method"] == ORACLE].set_index(KEYS)["summary_coverage"]
+            candidates = [m for m in _methods(part) if m not in ORACLES]
+            yield group, label, oracle, {m: _judge(part[part["method"] == m], oracle, len(oracle)) for m in candidates}
+
+
 def recommendation(cells: pd.DataFrame) -> pd.DataFrame:
-    """Which interval a user can choose holds 95%, by replicas (m = 1, m > 1) and range of scenarios.
+    """Which interval a user can choose (or a researcher's own) holds 95%, by replicas (m = 1, m > 1) and range
+    of scenarios.
 
     Columns: ``replicas, scenarios, cells``; ``oracle_mean, oracle_min`` (Wilson-Kish with the
     true rho over the same cells); ``recommended`` (the narrowest method that holds, or ``none
@@ -160,30 +184,52 @@ def recommendation(cells: pd.DataFrame) -> pd.DataFrame:
     conditions of the cells where it fails). The rules are in the module docstring.
     """
     rows = []
-    for group in ("m = 1", "m > 1"):
-        for label, _, _ in SCENARIO_RANGES:
-            part = cells[(cells["replicas_group"] == group) & (cells["scenarios_range"] == label)]
-            if part.empty:
-                continue
-            oracle = part[part["method"] == ORACLE].set_index(KEYS)["summary_coverage"]
-            judged = {m: _judge(part[part["method"] == m], oracle, len(oracle)) for m in INTERVAL_METHODS
-                      if (part["method"] == m).any()}
-            narrowest = lambda rule: sorted((m for m, j in judged.items() if j[rule]),  # noqa: E731
-                                            key=lambda m: judged[m]["relative"])
-            holding, as_oracle = narrowest("holds"), narrowest("as_oracle")
-            row = {"replicas": group, "scenarios": label, "cells": len(oracle), "oracle_mean": oracle.mean(),
-                   "oracle_min": oracle.min(), "recommended": holding[0] if holding else "none holds"}
-            best = judged[holding[0]] if holding else dict.fromkeys(("mean", "min", "width", "relative"), np.nan)
-            row.update({"mean_coverage": best["mean"], "min_coverage": best["min"], "mean_width": best["width"],
-                        "relative_width": best["relative"],
-                        "also_hold": "; ".join(f"{m} ({format_number(judged[m]['relative'], 2)})" for m in holding[1:]),
-                        "as_good_as_oracle": _short(as_oracle[0], judged[as_oracle[0]]) if as_oracle else "",
-                        "closest": ""})
-            if not holding and not as_oracle:
-                near = max(judged, key=lambda m: (judged[m]["complete"], judged[m]["min"]))
-                row["closest"] = f"{_short(near, judged[near])}; {_where(judged[near]['failing'])}"
-            rows.append(row)
+    for group, label, oracle, judged in _groups(cells):
+        narrowest = lambda rule: sorted((m for m, j in judged.items() if j[rule]),  # noqa: E731
+                                        key=lambda m: judged[m]["relative"])
+        holding, as_oracle = narrowest("holds"), narrowest("as_oracle")
+        row = {"replicas": group, "scenarios": label, "cells": len(oracle), "oracle_mean": oracle.mean(),
+               "oracle_min": oracle.min(), "recommended": holding[0] if holding else "none holds"}
+        best = judged[holding[0]] if holding else dict.fromkeys(("mean", "min", "width", "relative"), np.nan)
+        row.update({"mean_coverage": best["mean"], "min_coverage": best["min"], "mean_width": best["width"],
+                    "relative_width": best["relative"],
+                    "also_hold": "; ".join(f"{m} ({format_number(judged[m]['relative'], 2)})" for m in holding[1:]),
+                    "as_good_as_oracle": _short(as_oracle[0], judged[as_oracle[0]]) if as_oracle else "",
+                    "closest": ""})
+        if not holding and not as_oracle:
+            near = max(judged, key=lambda m: (judged[m]["complete"], judged[m]["min"]))
+            row["closest"] = f"{_short(near, judged[near])}; {_where(judged[near]['failing'])}"
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def own_methods(cells: pd.DataFrame, own: list[dict]) -> list[dict]:
+    """The values of the report's section on a researcher's methods (``own``: their ``run-args.json`` records).
+
+    Per method: where it comes from, the share of its cells with an exact value, its mean and lowest
+    coverage (and the worst cell), the mean misses below and above, the mean share of undefined intervals
+    (``1 - coverage - misses``), the width relative to the true-rho oracle; beside it the same of the
+    paper's interval (``wilson-kish``) where that ran; and per group of the recommendation whether it
+    holds (or is as good as the oracle) by the same rules as the study's methods, with its mean and lowest.
+    """
+    judged = list(_groups(cells))
+    out = []
+    for record in own:
+        name = record["name"]
+        part = cells[cells["method"] == name]
+        undefined = (1 - part["summary_coverage"] - part["summary_miss_low"] - part["summary_miss_high"]).clip(lower=0)
+        out.append({**record, "cells": len(part), "exact_share": (part["source"] == "exact").mean(),
+                    "stats": _stats(part), "below": (part["summary_coverage"] < FLOOR).mean(),
+                    "miss_low": part["summary_miss_low"].mean(), "miss_high": part["summary_miss_high"].mean(),
+                    "undefined": undefined.mean(), "relative_width": part["relative_width"].mean(),
+                    "paper": _stats(cells[cells["method"] == "wilson-kish"]),
+                    "groups": [{"replicas": group, "scenarios": label, "holds": j[name]["holds"],
+                                "as_oracle": j[name]["as_oracle"], "mean": j[name]["mean"], "min": j[name]["min"],
+                                "relative": j[name]["relative"],
+                                "where": "" if j[name]["holds"] or j[name]["failing"].empty
+                                else _where(j[name]["failing"])}
+                               for group, label, _, j in judged if name in j]})
+    return out
 
 
 def aggregate(cells: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -208,7 +254,7 @@ def misses(cells: pd.DataFrame) -> pd.DataFrame:
             .agg(miss_low=("summary_miss_low", "mean"), miss_high=("summary_miss_high", "mean")).reset_index())
 
 
-def validation(table: pd.DataFrame) -> dict:
+def validation(table: pd.DataFrame) -> dict | None:
     """Monte Carlo against exact coverage where both exist: the z scores ``(MC - exact) / MCSE``.
 
     Methods that give the very same intervals in a cell (all Wilson-type methods when
@@ -218,12 +264,14 @@ def validation(table: pd.DataFrame) -> dict:
 
     Returns
     -------
-    dict
+    dict or None
         ``comparisons``, ``within_3`` (count with ``|z| <= 3``), ``expected_outside`` (0.27%
         of the comparisons), ``mean_z``, ``sd_z`` and ``worst`` (the row of the largest
-        ``|z|``, with its ``z``).
+        ``|z|``, with its ``z``); None without an exact value (a generator other than the beta-binomial).
     """
     part = table[table["exact_coverage"].notna() & table["coverage"].notna()]
+    if part.empty:
+        return None
     part = part[~part.assign(exact=part["exact_coverage"].round(12)).duplicated(KEYS + ["coverage", "exact"])].copy()
     se = binomial_mcse(part["exact_coverage"], part["nsim"])
     part["z"] = ((part["coverage"] - part["exact_coverage"]) / se.where(se > 0)).fillna(0.0)
@@ -259,7 +307,7 @@ def _spreads(cells: pd.DataFrame) -> dict:
     clustered = cells[cells["replicas"] > 1]
     spreads = list(dict.fromkeys(clustered.sort_values("size_cv")["spread"]))
     rows = []
-    for method in [m for m in _NAMES if m in set(clustered["method"])]:
+    for method in _methods(clustered):
         parts = []
         for spread in spreads:
             part = clustered[(clustered["method"] == method) & (clustered["spread"] == spread)]["summary_coverage"]
@@ -332,13 +380,16 @@ def _bootstrap_finding(method: str, d: pd.DataFrame, few) -> dict:
 
 def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.DataFrame, advice: pd.DataFrame,
                     seed: int, figures: list[str], confidence: float, n_resamples: int, design: pd.DataFrame,
-                    smoke: bool) -> str:
+                    smoke: bool, own: list[dict] | None = None, generator=None, user_grid: bool = False) -> str:
     """The text of ``report.md`` for the coverage table ``table`` (the rows of ``coverage.csv``) and its ``design``:
     the template ``coverage/report.md.j2`` filled with the values computed here.
 
     ``cells`` is :func:`summary_cells` of ``table``; ``summary`` and ``advice`` are the tables
     written beside the report, :func:`summary_by_method` and :func:`recommendation` of ``cells``.
-    A ``smoke`` run's findings are :data:`SMOKE_FINDINGS`.
+    A ``smoke`` run's findings are :data:`SMOKE_FINDINGS`. A researcher's: ``own`` (the records of their
+    methods in ``run-args.json``: a section of their own, :func:`own_methods`), ``generator`` (its record there;
+    None for the beta-binomial) and ``user_grid``; a run on their grid or generator states
+    :data:`OWN_DESIGN_FINDINGS` in place of the study's findings.
     """
     check = validation(table)
     nsim = int(design["nsim"].iloc[0])
@@ -349,12 +400,19 @@ def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.Dat
     grid.update({e: truths.get(e, "{}") for e in ("p_u", "pi")})
     size_designs = ", ".join(f"(m = {m}, {_spread(cv)})" for m, cv in
                              sorted({(int(a), float(b)) for a, b in zip(design["replicas"], design["size_cv"])}))
+    own_design = user_grid or generator is not None
+    estimands = " and ".join(f"`{e}`" for e in ("p_u", "pi") if e in set(design["estimand"]))
+    drawn = ("beta-binomial" if generator is None else generator if isinstance(generator, str)
+             else f"the run in {generator['from_run']}" if "from_run" in generator else f"`{generator['function']}`")
     return render(
         "coverage/report.md.j2", seed=seed, nsim=nsim, boot=", ".join(map(str, boot)) or nsim,
         n_resamples=n_resamples, confidence=confidence, cells=len(design), grid=grid, size_designs=size_designs,
-        sizes=_sizes_markdown(design), check=check, worst_cell=_cell(check["worst"]), smoke=smoke,
-        SMOKE_FINDINGS=SMOKE_FINDINGS, find=None if smoke else _findings(cells, table),
+        sizes=_sizes_markdown(design), check=check, worst_cell=_cell(check["worst"]) if check else None, smoke=smoke,
+        SMOKE_FINDINGS=SMOKE_FINDINGS, OWN_DESIGN_FINDINGS=OWN_DESIGN_FINDINGS,
+        find=None if smoke or own_design else _findings(cells, table),
         UNEQUAL_BOOTSTRAP_MAX_K=UNEQUAL_BOOTSTRAP_MAX_K, summary=summary.to_dict(orient="records"),
         share_below=f"share_below_{FLOOR:g}", spreads=_spreads(cells), advice=advice.to_dict(orient="records"),
         figures=figures, FLOOR=FLOOR, MEAN_LEVEL=MEAN_LEVEL, TOLERANCE_MCSE=TOLERANCE_MCSE,
-        ORACLE_MARGIN=ORACLE_MARGIN, RHO_BOUND_LEVEL=RHO_BOUND_LEVEL)
+        ORACLE_MARGIN=ORACLE_MARGIN, RHO_BOUND_LEVEL=RHO_BOUND_LEVEL, user_grid=user_grid, generator=generator,
+        drawn=drawn, own=own_methods(cells, own or []), estimands=estimands,
+        from_run=isinstance(generator, dict) and "from_run" in generator)

@@ -21,6 +21,7 @@ from escalation.simulate import cluster_probabilities
 
 from .._beta_binomial import beta_shape
 from .._performance import binomial_mcse, interval_rows, mean
+from .._user_methods import UserFunction, checked_bounds
 from ._design import BOOTSTRAP_BATCH, CONFIDENCE, DIFFERENCE_METHODS, MODE_B_CHUNK, N_RESAMPLES
 
 
@@ -106,14 +107,25 @@ def _performance(low, high, truth: float) -> dict:
             "mean_width": float(width[defined].mean()) if defined.any() else math.nan}
 
 
-def _difference_cell(row: dict, rng: np.random.Generator) -> list[dict]:
+def own_difference_intervals(methods: tuple[UserFunction, ...], y_a: np.ndarray, y_b: np.ndarray,
+                             replicas: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """A researcher's intervals of ``p_b - p_a`` on the data sets ``(y_a, y_b)``, each
+    ``f(totals_a, sizes_a, totals_b, sizes_b, confidence) -> (low, high)``, checked."""
+    sizes = np.full_like(y_a, replicas)
+    return {m.name: checked_bounds(m.name, m.function(y_a.copy(), sizes.copy(), y_b.copy(), sizes.copy(), CONFIDENCE),
+                                   len(y_a)) for m in methods}
+
+
+def _difference_cell(row: dict, rng: np.random.Generator, methods: tuple[UserFunction, ...] = ()) -> list[dict]:
     y_a, y_b = simulate_pairs(row, rng, int(row["nsim"]))
     intervals = difference_intervals(y_a, y_b, int(row["replicas"]), rng)
+    intervals |= own_difference_intervals(methods, y_a, y_b, int(row["replicas"]))
     truth = float(row["p_b"]) - float(row["p_a"])
     # each method's (low, high): typed, for mypy reads the bounds of *Any into every parameter
     return [{"method": method, "difference": truth,
              **_performance(*cast(tuple[np.ndarray, np.ndarray], intervals[method]), truth),
-             "mean_psi": float(np.mean(intervals["psi"]))} for method in DIFFERENCE_METHODS]
+             "mean_psi": float(np.mean(intervals["psi"]))}
+            for method in (*DIFFERENCE_METHODS, *(m.name for m in methods))]
 
 
 # --- mode B ------------------------------------------------------------------------------------
@@ -178,10 +190,11 @@ def _mode_b_cell(row: dict, rng: np.random.Generator) -> list[dict]:
     return out
 
 
-def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
-    """Simulate and analyse one design cell: one result row per method."""
+def run_cell(row: dict, seed_seq: np.random.SeedSequence, *, methods: tuple[UserFunction, ...] = ()) -> list[dict]:
+    """Simulate and analyse one design cell: one result row per method (a difference cell: the researcher's
+    ``methods`` after the study's, on the same data sets)."""
     rng = np.random.default_rng(seed_seq)
-    return _difference_cell(row, rng) if row["part"] == "difference" else _mode_b_cell(row, rng)
+    return _difference_cell(row, rng, methods) if row["part"] == "difference" else _mode_b_cell(row, rng)
 
 
 # --- tables, figures and the report ------------------------------------------------------------

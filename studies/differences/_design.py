@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from .._user_methods import GridKey
+
 DIFFERENCE_METHODS = ("newcombe_wilson_kish", "newcombe_wilson_kish_t", "bootstrap_percentile", "bootstrap_bca")
 MODE_B_METHODS = ("predictive_values_wald", "predictive_values_cluster", "rogan_gladen_wald", "rogan_gladen_cluster")
 DIFFERENCE_COLUMNS = ("method", "p_a", "p_b", "difference", "rho", "between", "scenarios", "replicas", "nsim",
@@ -30,6 +32,10 @@ SMOKE_NSIM = {"difference": 150, "mode_b": 300}
 #: The text judge and the validation subsample of mode B.
 SENSITIVITY, SPECIFICITY, VALIDATION_SHARE = 0.75, 0.95, 0.3
 #: The findings of a smoke run: its grid lacks most of the conditions the findings of the full study compare.
+#: The findings of a run on a researcher's grid: the study's findings are about the conditions of its own.
+OWN_GRID_FINDINGS = ("The study's findings compare conditions of its own grid; this run has the researcher's grid, so "
+                     "the tables below (and the section on the researcher's methods, where there are some) are its "
+                     "findings.")
 SMOKE_FINDINGS = ("Not drawn from a smoke run: its grid holds a few of the study's conditions and few data sets per "
                   "cell. The tables below show what this run computed.")
 
@@ -57,15 +63,43 @@ _NAMES = {
 }
 
 
-def build_design(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame:
+#: The keys of a grid of the differences study (``--grid FILE``, or ``grid=`` a dict), crossed in full: the
+#: difference cells are ``p`` (p_a) x ``p_b`` (p_b = p_a, a null difference, when left out) x ``rho`` x
+#: ``between`` x ``scenarios`` x ``replicas``, the mode-B cells ``p`` x ``rho`` x ``scenarios`` x ``replicas``.
+GRID_KEYS = {
+    "p": GridKey(float, lambda v: 0 < v < 1, "numbers in (0, 1) (p_a, and the mode-B p)"),
+    "p_b": GridKey(float, lambda v: 0 < v < 1, "numbers in (0, 1)", optional=True),
+    "rho": GridKey(float, lambda v: 0 <= v < 1, "numbers in [0, 1)"),
+    "between": GridKey(float, lambda v: -1 <= v <= 1, "correlations in [-1, 1]", optional=True, default=(0.0,)),
+    "scenarios": GridKey(int, lambda v: 2 <= v <= 10_000, "whole numbers from 2 to 10000"),
+    "replicas": GridKey(int, lambda v: 1 <= v <= 1000, "whole numbers from 1 to 1000"),
+    "size_cv": GridKey(float, lambda v: v == 0, "0 (the differences study draws scenarios of equal size)",
+                       optional=True, default=(0.0,)),
+    "nsim": GridKey(int, lambda v: v >= 1, "a whole number from 1", optional=True, scalar=True),
+}
+
+
+def _grid_of(values: dict) -> dict[str, dict[str, tuple[Any, ...]]]:
+    """A researcher's grid (:data:`GRID_KEYS`, checked) in the form of :data:`FULL_GRID`."""
+    pairs = tuple((p_a, p_b) for p_a in values["p"] for p_b in (values["p_b"] or (p_a,)))
+    return {"difference": {"pairs": pairs, "rho_between": tuple((r, b) for r in values["rho"]
+                                                                for b in values["between"]),
+                           "scenarios": values["scenarios"], "replicas": values["replicas"]},
+            "mode_b": {"p": values["p"], "rho": values["rho"], "scenarios": values["scenarios"],
+                       "replicas": values["replicas"]}}
+
+
+def build_design(*, smoke: bool = False, nsim: int | None = None, grid: dict | None = None) -> pd.DataFrame:
     """The design grid: the difference cells, then the mode-B cells, one row each.
 
     Columns: ``part`` (``difference`` or ``mode_b``), ``p_a, p_b`` (difference), ``p`` (mode B),
     ``rho``, ``between`` (difference), ``scenarios`` (K), ``replicas`` (m), ``sensitivity``,
     ``specificity``, ``validation_share`` (mode B) and ``nsim``; NaN where a column does not
-    apply to the part.
+    apply to the part. ``grid``, a researcher's (:data:`GRID_KEYS`, checked), replaces
+    :data:`FULL_GRID`; its ``nsim`` applies to both parts unless ``nsim`` is given.
     """
-    grid = SMOKE_GRID if smoke else FULL_GRID
+    nsim = nsim if nsim is not None else (grid or {}).get("nsim")
+    grid = _grid_of(grid) if grid is not None else SMOKE_GRID if smoke else FULL_GRID
     sizes = SMOKE_NSIM if smoke else DEFAULT_NSIM
     nan = math.nan
     rows = []

@@ -57,7 +57,9 @@ given those weights.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable, Mapping
 
+import numpy as np
 import orjson
 import pandas as pd
 
@@ -67,7 +69,16 @@ from .._figure_files import save_figure
 from .._report_files import write_reports
 from .._tables import markdown_table, write_table
 from .._templates import render
-from ._cells import _stacked, difference_intervals, mode_b_intervals, run_cell, simulate_mode_b, simulate_pairs  # noqa: F401
+from .._user_methods import CellWithOptions, read_grid, user_functions
+from ._cells import (  # noqa: F401
+    _stacked,
+    difference_intervals,
+    mode_b_intervals,
+    own_difference_intervals,
+    run_cell,
+    simulate_mode_b,
+    simulate_pairs,
+)
 from ._design import (  # noqa: F401
     _NAMES,
     BOOTSTRAP_BATCH,
@@ -75,34 +86,42 @@ from ._design import (  # noqa: F401
     DIFFERENCE_COLUMNS,
     DIFFERENCE_METHODS,
     FAILS_BELOW,
+    GRID_KEYS,
     MAX_UNDEFINED,
     MODE_B_COLUMNS,
     MODE_B_METHODS,
     N_RESAMPLES,
+    OWN_GRID_FINDINGS,
     SENSITIVITY,
     SMOKE_FINDINGS,
     SPECIFICITY,
     VALIDATION_SHARE,
     build_design,
 )
-from ._summaries import _findings, _validation, summaries, usable_mode_b  # noqa: F401
+from ._summaries import _findings, _validation, own_lines, summaries, usable_mode_b  # noqa: F401
 
 __all__ = ["DEFAULT_SEED", "DIFFERENCE_METHODS", "MODE_B_METHODS", "DIFFERENCE_COLUMNS", "MODE_B_COLUMNS",
            "build_design", "run_cell", "run_differences_study", "difference_intervals", "simulate_pairs",
-           "simulate_mode_b", "mode_b_intervals", "summaries", "report_markdown", "SMOKE_FINDINGS"]
+           "simulate_mode_b", "mode_b_intervals", "summaries", "report_markdown", "SMOKE_FINDINGS", "GRID_KEYS",
+           "OWN_GRID_FINDINGS"]
 
 
 def report_markdown(differences: pd.DataFrame, mode_b: pd.DataFrame, tables: dict, *, seed: int,
-                    figures: list[str], cells_seconds: float, smoke: bool, resumed: int = 0) -> str:
+                    figures: list[str], cells_seconds: float, smoke: bool, resumed: int = 0,
+                    own: list[dict] | None = None, user_grid: bool = False) -> str:
     """The text of ``report.md`` (the template ``differences/report.md.j2``): the ADEMP design, validation,
-    findings (:data:`SMOKE_FINDINGS` for a ``smoke`` run) and the summary tables."""
+    findings (:data:`SMOKE_FINDINGS` for a ``smoke`` run, :data:`OWN_GRID_FINDINGS` for a run on a
+    researcher's grid) and the summary tables; ``own``, the ``run-args.json`` records of a researcher's
+    methods, adds a section on them (:func:`own_lines`)."""
     design = __doc__.split("\n\n", 1)[1].split("\n\nReproducibility", 1)[0]
     return render("differences/report.md.j2", seed=seed, smoke=smoke, difference_cells=differences["cell"].nunique(),
                   difference_nsim=int(differences["nsim"].iloc[0]), mode_b_cells=mode_b["cell"].nunique(),
                   mode_b_nsim=int(mode_b["nsim"].iloc[0]), N_RESAMPLES=N_RESAMPLES, cells_seconds=cells_seconds,
                   resumed=resumed, design=design.strip(), validation=_validation(differences, mode_b),
                   names=_NAMES, MAX_UNDEFINED=MAX_UNDEFINED, SMOKE_FINDINGS=SMOKE_FINDINGS,
-                  findings=None if smoke else _findings(differences, mode_b, tables),
+                  findings=None if smoke or user_grid else _findings(differences, mode_b, tables),
+                  OWN_GRID_FINDINGS=OWN_GRID_FINDINGS, user_grid=user_grid,
+                  own=own_lines(differences, tables, own or []),
                   FAILS_BELOW=FAILS_BELOW, failures=len(tables["failures"]), figures=figures,
                   tables={name: markdown_table(tables[name]) for name in ("recommendation", "summary", "by_scenarios")})
 
@@ -119,7 +138,8 @@ _TITLES = {
 
 def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
-              scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
+              scheduler: str | None = None, force: bool = False,
+              methods: Mapping[str, Callable | str] | None = None, grid=None) -> dict[str, pd.DataFrame]:
     """Run the differences study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``run.json``, ``differences.csv`` and ``mode_b.csv``
@@ -129,12 +149,26 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
     replaces the data sets per cell of both parts. Returns the tables by name. ``force``
     recomputes into a folder that holds an earlier run (its cells and outputs are removed first,
     :func:`studies._engine.run_cells`).
+
+    A researcher's own (checked before anything is written, and recorded in ``run-args.json``):
+    ``methods``, ``{name: f}`` with ``f(totals_a, sizes_a, totals_b, sizes_b, confidence) -> (low, high)``
+    of ``p_b - p_a`` (or ``"MODULE:FUNCTION"``, :mod:`studies._user_methods`), run beside the study's
+    difference intervals on the same data sets; ``grid``, a TOML file or a dict of :data:`GRID_KEYS`,
+    whose full cross product replaces the design of both parts.
     """
     out_dir = Path(out_dir)
-    design = build_design(smoke=smoke, nsim=nsim)
+    own = user_functions(methods, builtin=DIFFERENCE_METHODS + MODE_B_METHODS, statistics=False)
+    read = None if grid is None else read_grid(grid, GRID_KEYS)
+    design = build_design(smoke=smoke, nsim=nsim, grid=read)
+    if own:  # the researcher's methods on two data sets of the first cell, before anything is written
+        row = design.iloc[0].to_dict()
+        own_difference_intervals(own, *simulate_pairs(row, np.random.default_rng(0), 2), int(row["replicas"]))
     facts = {"study": "differences", "smoke": smoke, "nsim": None if nsim is None else int(nsim),
              "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE, "bootstrap_batch": BOOTSTRAP_BATCH}
-    long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
+    # the researcher's options enter the run's arguments only when given: a run without them resumes as before
+    facts |= {key: value for key, value in (("methods", [m.identity() for m in own]), ("grid", read)) if value}
+    cell = CellWithOptions(run_cell, {"methods": own}) if own else run_cell
+    long = run_cells(design, cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="differences cells", run_facts=facts,
                      force=force)
     run = orjson.loads((out_dir / "run.json").read_bytes())
@@ -149,8 +183,10 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
             written += write_table(table, out_dir, name, _TITLES[name], digits=6)
         say("drawing the figures")
         from escalation.figures import difference_coverage, mode_b_coverage
-        style = {"names": _NAMES, "nominal": CONFIDENCE, "fails_below": FAILS_BELOW}
-        figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS, **style),
+        style = {"names": _NAMES | {m.name: f"{m.name} (yours)" for m in own}, "nominal": CONFIDENCE,
+                 "fails_below": FAILS_BELOW}
+        figures = save_figure(difference_coverage(differences, methods=DIFFERENCE_METHODS + tuple(m.name for m in own),
+                                                  **style),
                               out_dir / "differences_coverage", smoke=smoke)
         figures += save_figure(mode_b_coverage(
             mode_b, usable_mode_b(mode_b), methods=MODE_B_METHODS,
@@ -160,7 +196,8 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
         say("writing report.md and report.html")
         text = report_markdown(differences, mode_b, tables, seed=seed, cells_seconds=run["cells_seconds"],
                                smoke=smoke, resumed=int(run["cells_resumed"]),
-                               figures=[f.name for f in figures if f.suffix == ".png"])
+                               figures=[f.name for f in figures if f.suffix == ".png"],
+                               own=[m.identity() for m in own], user_grid=read is not None)
         written += figures
         written += write_reports(out_dir, text, smoke=smoke, outputs=written)
     record_outputs(out_dir, written)

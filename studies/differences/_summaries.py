@@ -75,6 +75,27 @@ def summaries(differences: pd.DataFrame, mode_b: pd.DataFrame) -> dict[str, pd.D
             "recommendation": pd.DataFrame(advice)}
 
 
+def own_lines(differences: pd.DataFrame, tables: dict, own: list[dict]) -> list[dict]:
+    """The values of the report's section on a researcher's difference methods (``own``: their ``run-args.json``
+    records): each one's row of ``summary``, its mean share of undefined intervals, compare's interval
+    (``newcombe_wilson_kish``) on the same cells, and per number of scenarios its lowest coverage and whether
+    that is at least :data:`FAILS_BELOW` (the rule of the recommendation)."""
+    summary = tables["summary"].set_index(["part", "method"])
+    by_k = tables["by_scenarios"]
+    out = []
+    for record in own:
+        name = record["name"]
+        cells = differences[differences["method"] == name]
+        per_k = by_k[(by_k["part"] == "difference") & (by_k["method"] == name)]
+        out.append({**record, **summary.loc[("difference", name)].to_dict(), "undefined": cells["undefined"].mean(),
+                    "compare": _coverage_at(differences, "newcombe_wilson_kish"),
+                    "compare_width": differences.loc[differences["method"] == "newcombe_wilson_kish",
+                                                     "mean_width"].mean(),
+                    "per_k": [{"scenarios": int(r["scenarios"]), "min": r["min_coverage"], "mean": r["mean_coverage"],
+                               "holds": bool(r["min_coverage"] >= FAILS_BELOW)} for _, r in per_k.iterrows()]})
+    return out
+
+
 def _coverage_at(table: pd.DataFrame, method: str, **conditions) -> tuple[float, float] | None:
     """The mean and lowest coverage of ``method`` in the cells of ``table`` that meet ``conditions``
     (None: no cells)."""

@@ -6,6 +6,8 @@ import pandas as pd
 
 from escalation.estimators.stats import plan_difference, plan_interval, plan_paired_figure
 
+from .._user_methods import GridKey
+
 _NOMINAL = 0.95
 _ALPHA = 0.05
 _HALF_WIDTH = 0.05
@@ -15,7 +17,45 @@ _COLUMNS = ["kind", "p", "p_b", "rho", "correlation", "design", "replicas", "siz
             "scenarios", "half_width", "confidence", "power", "alpha"]
 
 
-def design_grid(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame:
+#: The keys of a grid of the sample-size study (``--grid FILE``, or ``grid=`` a dict), the coverage study's:
+#: the interval plans are ``estimand`` x ``p`` x ``rho`` x ``replicas`` x ``size_cv`` (``p_u``: the rate ``p``;
+#: ``pi``: the paired figure ``1 - p``), each planned by the planner for ``h = 0.05`` at 95% with the wilson-kish
+#: interval, so that K is the plan's; ``scenarios`` gives the K of the size cells (``p_u`` only), each
+#: ``p`` x ``rho`` x ``replicas`` x ``size_cv`` x ``scenarios``, unpaired and paired. No power plans: they need
+#: a second rate.
+GRID_KEYS = {
+    "p": GridKey(float, lambda v: 0 < v < 1, "numbers in (0, 1) (the rate p_u; the paired figure pi is 1 - p)"),
+    "rho": GridKey(float, lambda v: 0 <= v < 1, "numbers in [0, 1)"),
+    "scenarios": GridKey(int, lambda v: 2 <= v <= 10_000, "whole numbers from 2 to 10000"),
+    "replicas": GridKey(int, lambda v: 1 <= v <= 1000, "whole numbers from 1 to 1000"),
+    "size_cv": GridKey(float, lambda v: 0 <= v <= 10, "numbers in [0, 10]"),
+    "estimand": GridKey(str, lambda v: v in ("p_u", "pi"), "estimands among p_u, pi", optional=True,
+                        default=("p_u", "pi")),
+    "nsim": GridKey(int, lambda v: v >= 1, "a whole number from 1", optional=True, scalar=True),
+}
+
+
+def _grid_cells(add, grid: dict, interval: dict, test: dict) -> None:
+    """The cells of a researcher's grid (:data:`GRID_KEYS`, checked): ``add(kind, **values)`` appends one."""
+    for estimand in grid["estimand"]:
+        for p in grid["p"]:
+            for rho in grid["rho"]:
+                for m in grid["replicas"]:
+                    for cv in grid["size_cv"]:
+                        add("rate" if estimand == "p_u" else "pi", p=p if estimand == "p_u" else round(1.0 - p, 12),
+                            rho=rho, replicas=m, **(interval | dict(size_cv=cv)))
+    if "p_u" in grid["estimand"]:
+        for p in grid["p"]:
+            for rho in grid["rho"]:
+                for m in grid["replicas"]:
+                    for cv in grid["size_cv"]:
+                        for design in ("unpaired", "paired"):
+                            for k in grid["scenarios"]:
+                                add("size", p=p, rho=rho, replicas=m, design=design, scenarios=k,
+                                    **(test | dict(size_cv=cv)))
+
+
+def design_grid(*, smoke: bool = False, nsim: int | None = None, grid: dict | None = None) -> pd.DataFrame:
     """The simulated plans and tests, one row per cell (written to ``design.csv`` before the run).
 
     Full grid (``h = 0.05`` at 95%, 80% power at level 0.05 unless said):
@@ -34,8 +74,10 @@ def design_grid(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame
       ``p = 0.15``, ``m = 5``, ``size_cv = 0.5``.
 
     ``nsim`` replications per cell (default 4,000; 200 with ``smoke``), :data:`SIZE_REPLICATIONS`
-    times that for the size cells.
+    times that for the size cells. ``grid``, a researcher's (:data:`GRID_KEYS`, checked), replaces these
+    cells; its ``nsim`` applies unless ``nsim`` is given.
     """
+    nsim = nsim if nsim is not None else (grid or {}).get("nsim")
     nsim = int(nsim if nsim is not None else (200 if smoke else 4000))
     rows = []
 
@@ -44,7 +86,9 @@ def design_grid(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame
 
     interval = dict(half_width=_HALF_WIDTH, confidence=_NOMINAL, interval="wilson-kish", size_cv=0.0)
     test = dict(power=_POWER, alpha=_ALPHA, size_cv=0.0)
-    if smoke:
+    if grid is not None:
+        _grid_cells(add, grid, interval, test)
+    elif smoke:
         _smoke_cells(add, interval, test)
     else:
         _full_interval_cells(add, interval)
@@ -52,7 +96,7 @@ def design_grid(*, smoke: bool = False, nsim: int | None = None) -> pd.DataFrame
     table = pd.DataFrame(rows, columns=_COLUMNS)
     paired = table["design"] == "paired"
     table.loc[paired, "correlation"] = _PAIRED_CORRELATION
-    table[["design", "interval", "test"]] = table[["design", "interval", "test"]].fillna("")
+    table[["design", "interval", "test"]] = table[["design", "interval", "test"]].astype(object).fillna("")
     return table.assign(nsim=nsim)
 
 

@@ -196,11 +196,12 @@ def _power_checks(power: pd.DataFrame) -> list[dict]:
 
 def report_markdown(tables: dict[str, pd.DataFrame], *, facts: dict) -> str:
     """The text of ``report.md`` (the template ``sample_size/report.md.j2``): the findings in a few sentences, every
-    number read from the tables; a smoke run's (``facts["smoke"]``) without the conclusions its few plans cannot
-    support."""
+    number read from the tables; a smoke run's (``facts["smoke"]``), or a run's on a researcher's grid
+    (``facts["grid"]``), without the conclusions drawn from the study's own plans."""
     size, power = tables.get("size"), tables.get("power")
     return render("sample_size/report.md.j2", seed=facts["seed"], nsim=facts["nsim"],
-                  size_nsim=SIZE_REPLICATIONS * facts["nsim"], smoke=facts["smoke"], **_plans(tables),
+                  size_nsim=SIZE_REPLICATIONS * facts["nsim"], smoke=facts["smoke"], user_grid="grid" in facts,
+                  **_plans(tables),
                   intervals=_interval_checks(tables["intervals"]) if "intervals" in tables else None,
                   size=None if size is None else _size_checks(size, power),
                   z_or_t=None if size is None else _z_or_t(size, power),

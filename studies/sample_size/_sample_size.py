@@ -49,7 +49,8 @@ from .._engine import record_outputs, run_cells, step
 from .._figure_files import save_figure
 from .._report_files import write_reports
 from .._tables import write_table
-from ._design import _plan_of, design_grid, planning_tables
+from .._user_methods import read_grid
+from ._design import GRID_KEYS, _plan_of, design_grid, planning_tables
 from ._report import report_markdown, summarise_validation
 from ._simulators import (
     PLANNED_TESTS,
@@ -121,7 +122,7 @@ def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
 
 def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_SEED, n_jobs: int = 1,
               nsim: int | None = None, progress: bool = True, backend: str = "local",
-              scheduler: str | None = None, force: bool = False) -> dict[str, pd.DataFrame]:
+              scheduler: str | None = None, force: bool = False, grid=None) -> dict[str, pd.DataFrame]:
     """Run the sample-size study and write its tables (CSV + Markdown), figures and report.
 
     Writes ``design.csv`` and ``run.json`` (:func:`studies._engine.run_cells`),
@@ -131,11 +132,16 @@ def run_sample_size_study(out_dir, *, smoke: bool = False, seed: int = DEFAULT_S
     :mod:`figures.sample_size`, ``report.md`` and ``report.html``. The tables are identical for
     any ``n_jobs`` and ``backend``; a stopped run resumes in the same folder
     (:func:`studies._engine.run_cells`); ``force`` recomputes into a folder that holds an earlier
-    run (its cells and outputs are removed first).
+    run (its cells and outputs are removed first). ``grid``, a TOML file or a dict of
+    :data:`._design.GRID_KEYS` (the coverage study's keys), replaces the simulated plans and tests by the
+    interval plans and size cells of its cross product; it enters ``run-args.json``.
     """
     out_dir = Path(out_dir)
-    design = design_grid(smoke=smoke, nsim=nsim)
+    read = None if grid is None else read_grid(grid, GRID_KEYS)
+    design = design_grid(smoke=smoke, nsim=nsim, grid=read)
     facts = {"study": "sample-size", "smoke": smoke, "nsim": int(design["nsim"].iloc[0])}
+    if read is not None:  # only when given: a run without a grid resumes as before
+        facts["grid"] = read
     long = run_cells(design, run_cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="sample-size plans", run_facts=facts,
                      force=force)

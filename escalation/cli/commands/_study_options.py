@@ -21,7 +21,8 @@ from escalation.estimators.records import InputError
 
 __all__ = ["Backend", "out_option", "nsim_option", "n_jobs_option", "seed_option", "force_option", "backend_option",
            "scheduler_option", "check_n_jobs", "check_count", "study_arguments",
-           "cluster_arguments", "RESUME_HELP"]
+           "cluster_arguments", "RESUME_HELP", "Generator", "method_option", "grid_option", "generator_option",
+           "from_run_option", "own_methods"]
 
 #: The epilog of every study command: how a stopped run resumes, and --force.
 RESUME_HELP = ("Each finished cell is saved in DIR/cells/ as it completes: run the same command again to resume a "
@@ -33,6 +34,13 @@ class Backend(str, Enum):
 
     local = "local"
     dask = "dask"
+
+
+class Generator(str, Enum):
+    """The data-generating models ``study coverage --generator`` names (``studies.coverage._generators``)."""
+
+    beta_binomial = "beta-binomial"
+    logit_normal = "logit-normal"
 
 
 def out_option(what: str):
@@ -86,6 +94,52 @@ def scheduler_option():
     return typer.Option(None, "--scheduler", metavar="ADDRESS",
                         help="Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (with --backend "
                              "dask; its workers need this package installed).")
+
+
+def method_option(contract: str):
+    """``--method NAME=MODULE:FUNCTION`` (repeatable): a researcher's method of the ``contract`` shown."""
+    return typer.Option(None, "--method", metavar="NAME=MODULE:FUNCTION",
+                        help=f"Your own method, run beside the study's on the same data sets: {contract}. MODULE is "
+                             "an importable module or the path of a .py file; repeat for several. Its name, module "
+                             "and source file's SHA-256 enter DIR/run-args.json (a run resumes only with the same).")
+
+
+def grid_option(what: str):
+    """``--grid FILE``: a TOML grid that replaces the study's design; ``what`` says which keys."""
+    return typer.Option(None, "--grid", metavar="FILE", help=f"A TOML grid that replaces the study's design by the "
+                                                             f"full cross product of its lists: {what}.")
+
+
+def generator_option():
+    """``--generator NAME``: the coverage study's data-generating model."""
+    return typer.Option(Generator.beta_binomial, "--generator",
+                        help="The data-generating model: beta-binomial (the study's; exact coverage where computable) "
+                             "or logit-normal (scenario effects normal on the logit scale, rho their latent-scale "
+                             "ICC; Monte Carlo only).")
+
+
+def from_run_option():
+    """``--from-run DIR``: scenarios drawn from a scored folder's per-scenario rates."""
+    return typer.Option(None, "--from-run", metavar="DIR",
+                        help="A folder of `escalation score --out`: each simulated scenario draws its "
+                             "under-escalation rate from that run's per-scenario rates (with replacement); p and rho "
+                             "are the run's, the estimand p_u, every method Monte Carlo.")
+
+
+def own_methods(given: list[str] | None, *, source: str = "--method") -> dict[str, str] | None:
+    """``{NAME: "MODULE:FUNCTION"}`` of the ``--method`` options (None when none is given); a name given twice, or
+    an option that is not NAME=MODULE:FUNCTION, is an :class:`InputError`."""
+    if not given:
+        return None
+    methods: dict[str, str] = {}
+    for text in given:
+        name, equals, spec = text.partition("=")
+        if not equals or not name or not spec:
+            raise InputError(f"{text!r} is not NAME=MODULE:FUNCTION", source=source)
+        if name in methods:
+            raise InputError(f"method name {name!r} is given twice", source=source)
+        methods[name] = spec
+    return methods
 
 
 def check_n_jobs(n_jobs: int, *, source: str) -> None:

@@ -21,12 +21,18 @@ from escalation.cli.commands._console import console
 from escalation.cli.commands._study_options import (
     RESUME_HELP,
     Backend,
+    Generator,
     backend_option,
     check_count,
     force_option,
+    from_run_option,
+    generator_option,
+    grid_option,
+    method_option,
     n_jobs_option,
     nsim_option,
     out_option,
+    own_methods,
     scheduler_option,
     seed_option,
     study_arguments,
@@ -34,7 +40,6 @@ from escalation.cli.commands._study_options import (
 from escalation.estimators.records import InputError
 from escalation.studies import (
     CAPACITY_SEED,
-    COVERAGE_METHODS,
     COVERAGE_SEED,
     DIFFERENCES_SEED,
     JUDGES_SEED,
@@ -71,6 +76,9 @@ class Study:
     old_names: tuple[str, ...] = ()
     old_nsim: Optional[str] = None
     extra: dict = field(default_factory=dict)
+    #: A researcher's own: ``method`` (the contract of ``--method``), ``grid`` (the keys of ``--grid``), and
+    #: ``generator`` (``--generator`` and ``--from-run``, any value), for the studies that take them.
+    own: dict = field(default_factory=dict)
 
 
 def _findings(out: Path, smoke: bool) -> str:
@@ -95,8 +103,14 @@ STUDIES = (
         nsim="default 2000; 200 with --smoke; at least 1; the bootstraps use at most 500 with unequal sizes",
         least_nsim=1, seed=COVERAGE_SEED, seed_unit="cell",
         summary=lambda table, out, seconds, smoke: (
-            f"coverage study: {len(table) // len(COVERAGE_METHODS)} cells x {len(COVERAGE_METHODS)} methods -> "
-            f"{out / 'coverage.csv'}; {_findings(out, smoke)}")),
+            f"coverage study: {len(table) // table['method'].nunique()} cells x {table['method'].nunique()} "
+            f"methods -> {out / 'coverage.csv'}; {_findings(out, smoke)}"),
+        own={"method": "f(totals, sizes, confidence) -> (low, high), totals and sizes integer arrays (data sets, "
+                       "scenarios), low and high float arrays (data sets,), NaN an undefined bound; f.sufficient = "
+                       "'total' or 'total-and-squares' declares the statistics it reads, for exact coverage",
+             "grid": "lists p, rho, scenarios, replicas, size_cv, and optionally estimand (p_u, pi) and nsim (one "
+                     "number); p is the true p_u and 1 - the true pi",
+             "generator": True}),
     Study(
         name="sample-size", run="run_sample_size_study", short_help="Every plan of escalation plan, simulated.",
         help="""Plans of scenarios and replicas, simulated: half-width and coverage of each interval plan (equal
@@ -112,7 +126,10 @@ STUDIES = (
         least_nsim=2, seed=SAMPLE_SIZE_SEED, seed_unit="plan",
         summary=lambda tables, out, seconds, smoke: (
             f"sample-size study: {tables['validation']['cell'].nunique()} plans and tests simulated in "
-            f"{seconds:.1f} s -> {out}; {_findings(out, smoke)}")),
+            f"{seconds:.1f} s -> {out}; {_findings(out, smoke)}"),
+        own={"grid": "lists p, rho, scenarios, replicas, size_cv, and optionally estimand (p_u, pi) and nsim: the "
+                     "interval plans of p (pi = 1 - p) x rho x replicas x size_cv at h = 0.05, their K planned, and "
+                     "the size of the tests at each K of scenarios (p_u)"}),
     Study(
         name="judges", run="run_judges_study", short_help="The judges per language, and mode B against the truth.",
         help="""The per-turn judge calibrated per language (Platt, isotonic; ECE, bias, pairs needed), doubt
@@ -147,7 +164,11 @@ STUDIES = (
         summary=lambda tables, out, seconds, smoke: (
             f"differences study: {tables['differences']['cell'].nunique()} difference cells and "
             f"{tables['mode_b']['cell'].nunique()} mode-B cells in {seconds:.1f} s -> {out / 'summary.md'}; "
-            f"{_findings(out, smoke)}")),
+            f"{_findings(out, smoke)}"),
+        own={"method": "f(totals_a, sizes_a, totals_b, sizes_b, confidence) -> (low, high) of p_b - p_a, each array "
+                       "(data sets, scenarios), the bounds (data sets,)",
+             "grid": "lists p, rho, scenarios, replicas, and optionally p_b (else p_b = p), between, estimand "
+                     "(difference, mode_b) and nsim"}),
     Study(
         name="capacity", run="run_capacity_study",
         short_help="The inverted U of oversight, and the queue formulas against SimPy.",
@@ -195,11 +216,19 @@ def _parameters(study: Study) -> list[inspect.Parameter]:
     if study.old_nsim:
         params.append(option("reps", Optional[int], typer.Option(None, study.old_nsim, metavar="N", hidden=True,
                                                                   help="Old name of --nsim.")))
-    return params + [option("n_jobs", int, n_jobs_option()),
-                     option("seed", int, seed_option(study.seed, study.seed_unit)),
-                     option("force", bool, force_option()),
-                     option("backend", Backend, backend_option()),
-                     option("scheduler", Optional[str], scheduler_option())]
+    params += [option("n_jobs", int, n_jobs_option()),
+               option("seed", int, seed_option(study.seed, study.seed_unit)),
+               option("force", bool, force_option()),
+               option("backend", Backend, backend_option()),
+               option("scheduler", Optional[str], scheduler_option())]
+    if "method" in study.own:
+        params.append(option("method", Optional[list[str]], method_option(study.own["method"])))
+    if "grid" in study.own:
+        params.append(option("grid", Optional[Path], grid_option(study.own["grid"])))
+    if "generator" in study.own:
+        params += [option("generator", Generator, generator_option()),
+                   option("from_run", Optional[Path], from_run_option())]
+    return params
 
 
 def _command(study: Study) -> Callable[..., None]:
@@ -207,7 +236,9 @@ def _command(study: Study) -> Callable[..., None]:
     where = f"escalation study {study.name}"
 
     def command(*, out: Path, smoke: bool, nsim: Optional[int], n_jobs: int, seed: int, force: bool,
-                backend: Backend, scheduler: Optional[str], reps: Optional[int] = None) -> None:
+                backend: Backend, scheduler: Optional[str], reps: Optional[int] = None,
+                method: Optional[list[str]] = None, grid: Optional[Path] = None,
+                generator: Generator = Generator.beta_binomial, from_run: Optional[Path] = None) -> None:
         if reps is not None:
             if nsim is not None:
                 raise InputError(f"give --nsim only ({study.old_nsim} is its old name)", source=where)
@@ -215,6 +246,12 @@ def _command(study: Study) -> Callable[..., None]:
             nsim = reps
         check_count(nsim, study.least_nsim, source=where)
         options = study_arguments(out, backend, scheduler, n_jobs=n_jobs, seed=seed, force=force, source=where)
+        methods = own_methods(method)
+        # a researcher's options reach the run function only when given (a test's stand-in takes none)
+        options |= {name: value for name, value in (("methods", methods), ("grid", grid), ("from_run", from_run))
+                    if value is not None}
+        if generator is not Generator.beta_binomial:
+            options["generator"] = generator.value
         clock = time.perf_counter()
         tables = run_study(study.name, out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True,
                            **options)
