@@ -37,6 +37,8 @@ DOORS = {
     "escalation.studies": ("coverage", "sample_size", "judges", "differences", "capacity", "reproduction"),
     "escalation.suite": (),
     "escalation.integrations.inspect_ai": (),
+    "escalation.integrations.traces": (),
+    "escalation.integrations.phoenix": (),
 }
 #: The folder of the pages, under the manual's source folder.
 OUT = "reference/api"
