@@ -178,7 +178,7 @@ def test_the_whole_suite_runs_offline_and_every_pair_is_complete(whole_suite):
     assert summary["not_evaluated"]["total"] == 0
     # the solver's arguments, which inspect_ai writes into the log, stay small
     (step,) = [step for step in log.plan.steps if step.solver.endswith("oversight_dialogue")]
-    assert set(step.params) <= {"user_model", "extra_domains"}
+    assert set(step.params) <= {"user_model", "extra_domains", "text_tool_calls"}
 
 
 def test_the_whole_suite_measures_the_profile_truth_conversation_by_conversation(whole_suite):
@@ -333,11 +333,9 @@ def _with_usage(output):
 
 
 def test_a_mockllm_run_that_always_hands_over(tmp_path):
-    outputs = []
-    for _ in range(6):
-        outputs.append(_with_usage(ModelOutput.for_tool_call("mockllm/model", "transfer_to_human",
-                                                             {"reason": "policy"})))
-        outputs.append(_with_usage(ModelOutput.from_content("mockllm/model", "A supervisor will take over.")))
+    # one output a sample: the sample ends once the hand-off succeeds (issue 34)
+    outputs = [_with_usage(ModelOutput.for_tool_call("mockllm/model", "transfer_to_human", {"reason": "policy"}))
+               for _ in range(6)]
     log = _eval(tmp_path / "logs", _mock(outputs), limit=6, max_samples=1, domain="payments", language="en")
     summary, lines = _score(log, tmp_path)
     assert [line["label"] for line in lines] == ["ESC", "ACT"] * 3

@@ -393,18 +393,22 @@ def test_the_log_round_trips_the_explanation_and_the_metadata(explained):
     """What the scorer returned is what inspect_ai wrote: the explanation, the metadata (the whole result
     line, the same as the reader and the reference scorer give for the logged sample), the value and answer."""
     tools = Policy.from_dict(EXPLAINED_POLICY)
-    lines = {}
+    lines, counts = {}, {}
     for mode in CASES:
         conversations, _ = read_conversations(explained[0][f"explained_{mode}"][1].location)
         lines.update({c["conversation_id"]: score_conversation(normalise_conversation(c), tools, mode=mode)
                       for c in conversations})
+        counts.update({c["conversation_id"]: (len(c["tool_calls"]), sum(bool(k.get("failed")) for k in c["tool_calls"]))
+                       if mode == "record" else (None, None) for c in conversations})
     scores = _scores(explained)
     assert set(lines) == {f"{sample}:1" for sample in scores}
     for sample, (_, returned, written) in scores.items():
         assert (written.explanation, written.metadata, written.answer) == (
             returned.explanation, returned.metadata, returned.answer)
         assert written.value == pytest.approx(returned.value, nan_ok=True)
-        assert written.metadata == lines[f"{sample}:1"]
+        line = lines[f"{sample}:1"]  # the whole result line, and the calls read and failed (issue 34)
+        calls, failed = counts[f"{sample}:1"]
+        assert written.metadata == {**line, "calls": calls, "failed_calls": failed}
         assert json.loads(json.dumps(written.metadata)) == written.metadata  # plain JSON: what the viewer's tree shows
 
 

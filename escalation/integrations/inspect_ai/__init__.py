@@ -8,10 +8,16 @@ paired_oversight, oversight_dialogue   the paired ESC/ACT suite as an inspect_ai
 supervisor                       the approver that plays the supervisor by the case's facts (``-T approval=inline``)
 ProfileModel                     the profile models ``escalation/<profile>`` (known truth, offline)
 
+Tool calls written as text (``-T text_tool_calls=true``)
+========================================================
+parse_text_calls, read_text_calls   the calls a model writes as text (bare JSON, ``<tool_call>`` tags) as tool calls
+TEXT_CALLS, MAX_TEXT             the message metadata key that marks the calls read from its text; the longest text read
+
 The scorer (SPEC sections 3 to 5)
 =================================
-escalation, escalation_figures   the per-sample scorer and its metric: pi (the headline), p_u, p_o, p_a
+escalation, escalation_figures   the per-sample scorer and its metric: pi (the headline), p_u, p_o, p_a, calls
 FIGURES                          the names of escalation_figures' values, the headline first
+no_call_warning                  the warning of ``escalation score`` on figures of conversations that hold no tool call
 escalation_rate                  the clustered rate of one half, with its whole design
 
 Judges on inspect_ai models

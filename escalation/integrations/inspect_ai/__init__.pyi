@@ -17,9 +17,16 @@ from ._scorer import (
     escalation as escalation,
     escalation_figures as escalation_figures,
     escalation_rate as escalation_rate,
+    no_call_warning as no_call_warning,
 )
 from ._task import (
     oversight_dialogue as oversight_dialogue,
     paired_oversight as paired_oversight,
     supervisor as supervisor,
+)
+from ._text_calls import (
+    MAX_TEXT as MAX_TEXT,
+    TEXT_CALLS as TEXT_CALLS,
+    parse_text_calls as parse_text_calls,
+    read_text_calls as read_text_calls,
 )

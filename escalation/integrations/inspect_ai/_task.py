@@ -12,11 +12,26 @@ samples are a spread of the suite rather than its first domain. A shuffled run (
 moves whole pairs. Epochs are the replicas of
 SPEC section 5. Each sample runs a real dialogue: the model answers with the domain's tools (a
 deterministic in-memory backend per sample), the scripted user (:mod:`._user`), or a model playing
-the user (``user_model``), replies, until the user has nothing more to say or the case was passed to
-a person, or a limit of the sample ends it (:data:`MESSAGE_LIMIT` messages, :data:`MESSAGE_BYTES` bytes of
-them; the sample is then scored as it stands). The project's scorer scores it (``u``, ``o`` per sample;
-``pi``, the headline, ``p_u`` and ``p_o`` as metrics), and ``escalation score LOG`` reads the same log
-(labels and cases come from the sample metadata).
+the user (``user_model``), replies, until the user has nothing more to say, or a limit of the sample ends it
+(:data:`MESSAGE_LIMIT` messages, :data:`MESSAGE_BYTES` bytes of them; the sample is then scored as it stands).
+The project's scorer scores it (``u``, ``o`` per sample; ``pi``, the headline, ``p_u`` and ``p_o`` as
+metrics; ``calls`` and ``failed_share``, the tool calls read and the share that failed), and ``escalation
+score LOG`` reads the same log (labels and cases come from the sample metadata).
+
+**The sample ends at the hand-off.** Once a call of an escalation tool of the suite's policy succeeds (its tool
+message has no error), the case is with a person: the sample ends there, its last message that call's result
+(the other calls of the same model message have run too, as inspect_ai runs them together). A hand-off that
+failed (the tool refused its arguments, or the approver rejected it) is not one (SPEC section 1): the
+assistant reads the error and the dialogue goes on. Without the stop a model could go on calling tools after
+the case was passed (one real model opened 8 hand-off tickets in one conversation), which no score reads.
+
+**Tool calls written as text** (``-T text_tool_calls=true``, default off): a model served without a tool-call
+parser (llama.cpp, vLLM, Ollama with some chat templates) may write its calls as text, bare JSON or Qwen /
+Hermes ``<tool_call>`` tags. With the option, a model message with no structured call is read for such calls
+(:mod:`._text_calls`); those found become the message's ``tool_calls``, the message's
+``metadata["text_tool_calls"]`` keeps the text as written and the ids of the calls read, and the calls run
+through inspect_ai's tool execution, with their tool events, as native ones do. Off, such text is the
+assistant's text: no call, which the metrics then show (``calls`` 0, and a warning).
 
 Approvals (SPEC section 3A) come in two designs, the same scenarios, prompts and tools in both:
 
@@ -42,8 +57,10 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
+    ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
+    execute_tools,
     get_model,
 )
 from inspect_ai.solver import Generate, TaskState, solver
@@ -63,6 +80,7 @@ from escalation.suite import (
 
 from ._dependency_warnings import quiet_inspect_retry_warning
 from ._scorer import escalation as escalation_scorer
+from ._text_calls import read_text_calls
 
 __all__ = ["paired_oversight", "oversight_dialogue", "supervisor", "APPROVAL_DESIGNS"]
 
@@ -195,36 +213,74 @@ def _approval_policies(design: str, gated, extra_domains: str | None) -> list[Ap
             ApprovalPolicy(auto_approver(), "*")]
 
 
+def _handed_off(results: list[ChatMessage], escalation_tools) -> bool:
+    """Whether one of these tool results is of a call of an escalation tool that succeeded (no error): the case
+    is then with a person (SPEC section 1: a failed escalation call is not an escalation)."""
+    return any(isinstance(m, ChatMessageTool) and m.function in escalation_tools and m.error is None
+               for m in results)
+
+
+def _read_text_calls(state: TaskState, tools) -> None:
+    """The model's last message read for calls written as text (:func:`read_text_calls`): when it holds some, it
+    is replaced, in the messages and in ``state.output``, by its copy with those calls, whose ids follow the calls
+    made so far. The model event of the transcript keeps the output as the model gave it."""
+    made = sum(len(m.tool_calls or []) for m in state.messages if isinstance(m, ChatMessageAssistant))
+    parsed = read_text_calls(state.output.message, tools, first=made)
+    if parsed is None:
+        return
+    state.messages[-1] = parsed
+    choice = state.output.choices[0].model_copy(update={"message": parsed, "stop_reason": "tool_calls"})
+    state.output = state.output.model_copy(update={"choices": [choice, *state.output.choices[1:]],
+                                                   "completion": parsed.text})
+
+
 @solver
-def oversight_dialogue(user_model: str | None = None, extra_domains: str | None = None):
+def oversight_dialogue(user_model: str | None = None, extra_domains: str | None = None,
+                       text_tool_calls: bool = False):
     """Play one scenario: the model under evaluation against the scripted (or model) user.
 
     The solver's arguments stay small (inspect_ai writes them into the log): the scenario of a
-    sample is looked up by its id in the suite.
+    sample is looked up by its id in the suite. Each model message is generated alone and its calls run with
+    inspect_ai's :func:`~inspect_ai.model.execute_tools` (what ``generate(state, tool_calls="single")`` does),
+    so that, with ``text_tool_calls``, calls written as text are read before the tools run; the sample ends
+    after a hand-off that succeeded (see the module docstring).
     """
     extra = _extra(extra_domains)
-    settings = load_suite(extra).settings["user"]
+    suite = load_suite(extra)
+    settings = suite.settings["user"]
+    escalation_tools = suite.policy().escalation_tools
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         quiet_inspect_retry_warning()  # before the first model call of the sample
         scenario = _scenarios(extra)[str(state.sample_id)]
-        backend = Backend(scenario.domain.tools, scenario.state, scenario.approval)
+        backend = Backend(scenario.domain.tools, scenario.state, scenario.approval, today=scenario.domain.today)
         state.tools = [_tool(t, backend, scenario.language) for t in scenario.domain.tools]
         store().set(REPLICA_KEY, state.epoch - 1)
         store().set(SCENARIO_KEY, scenario.sample_id)
         user = _ModelUser(scenario, settings, user_model) if user_model else ScriptedUser(scenario, settings)
+        names = [t.name for t in scenario.domain.tools]
         size, counted = 0, 0
         while True:
-            state = await generate(state, tool_calls="single")  # one model call (and its tools) at a time
+            state = await generate(state, tool_calls="none")  # one model call; its tools run below
             if state.completed:
                 break
+            if text_tool_calls:
+                _read_text_calls(state, names)
+            results: list[ChatMessage] = []
+            if state.output.message.tool_calls:
+                results, output = await execute_tools(state.messages, state.tools)
+                state.messages.extend(results)
+                if output is not None:
+                    state.output = output
             size += sum(len(m.model_dump_json().encode()) for m in state.messages[counted:])
             counted = len(state.messages)
             if size > MESSAGE_BYTES:
                 raise LimitExceededError("custom", value=size, limit=MESSAGE_BYTES,
                                          message=f"Message bytes limit reached. bytes: {size:,}; limit: "
                                                  f"{MESSAGE_BYTES:,}")
-            if state.output.message.tool_calls:  # the tools ran: the model goes on
+            if results:  # the tools ran: the case is with a person, or the model goes on
+                if state.completed or _handed_off(results, escalation_tools):
+                    break
                 continue
             if user_model:
                 assert isinstance(user, _ModelUser)  # made above from the same user_model
@@ -243,7 +299,7 @@ def oversight_dialogue(user_model: str | None = None, extra_domains: str | None 
 @task
 def paired_oversight(domain: str = "all", language: str = "all", pressure: str = "none",
                      user_model: str | None = None, extra_domains: str | None = None,
-                     approval: str = "request") -> Task:
+                     approval: str = "request", text_tool_calls: bool = False) -> Task:
     """The paired ESC/ACT oversight suite.
 
     Parameters
@@ -263,7 +319,12 @@ def paired_oversight(domain: str = "all", language: str = "all", pressure: str =
     approval : str
         ``request`` (default: the assistant asks with ``request_approval``) or ``inline`` (the harness
         also puts every gated call to the :func:`supervisor` approver), see the module's docstring.
+    text_tool_calls : bool
+        Read calls that the model writes as text (bare JSON, ``<tool_call>`` tags: :mod:`._text_calls`) as tool
+        calls; default off (see the module's docstring).
     """
+    if not isinstance(text_tool_calls, bool):
+        raise ValueError(f"text_tool_calls must be true or false, got {text_tool_calls!r}")
     suite = load_suite(_extra(extra_domains))
     policies = _approval_policies(approval, suite.policy().gated_tools, extra_domains)
     domains = _choice(domain, [d.name for d in suite.domains], "domain")
@@ -273,7 +334,8 @@ def paired_oversight(domain: str = "all", language: str = "all", pressure: str =
     samples = [Sample(id=s.sample_id, input=[ChatMessageSystem(content=s.system), ChatMessageUser(content=s.opening)],
                       target=s.label, metadata=s.metadata(suite.version)) for s in scenarios]
     return Task(dataset=PairedDataset(samples, name=f"{suite.name}-{suite.version}", shuffled=False),
-                solver=oversight_dialogue(user_model, extra_domains),
+                solver=oversight_dialogue(user_model, extra_domains, text_tool_calls),
                 scorer=escalation_scorer(policy=suite.policy().to_dict()),
                 message_limit=MESSAGE_LIMIT, version=suite.version, headline_metric=HEADLINE, approval=policies,
-                metadata={"suite": suite.name, "suite_version": suite.version, "approval": approval})
+                metadata={"suite": suite.name, "suite_version": suite.version, "approval": approval,
+                          "text_tool_calls": text_tool_calls})
