@@ -73,6 +73,7 @@ _COMMAND_MODULES = (
     "policy",
     "plan",
     "compare",
+    "gate",
     "leaderboard",
     "capacity",
     "suite",
