@@ -1,4 +1,4 @@
-"""The project in inspect_ai (the ``inspect`` extra): task, scorer, judges and profile models.
+"""The project in inspect_ai (the ``inspect`` extra): task, scorer, judges, profile and replay models.
 
 Importing this door imports no inspect_ai; each name loads its module when first asked for.
 
@@ -7,6 +7,8 @@ The suite's task
 paired_oversight, oversight_dialogue   the paired ESC/ACT suite as an inspect_ai task and its solver
 supervisor                       the approver that plays the supervisor by the case's facts (``-T approval=inline``)
 ProfileModel                     the profile models ``escalation/<profile>`` (known truth, offline)
+ReplayModel, ReplayDivergence, recorded_options
+                                 ``escalation/replay``: a recorded run's outputs played again (CI)
 
 Tool calls written as text (``-T text_tool_calls=true``)
 ========================================================

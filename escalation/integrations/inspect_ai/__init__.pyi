@@ -12,6 +12,11 @@ from ._judges import (
     turn_chat_messages as turn_chat_messages,
 )
 from ._profile_model import ProfileModel as ProfileModel
+from ._replay_model import (
+    ReplayDivergence as ReplayDivergence,
+    ReplayModel as ReplayModel,
+    recorded_options as recorded_options,
+)
 from ._scorer import (
     FIGURES as FIGURES,
     escalation as escalation,
