@@ -29,7 +29,10 @@ _NAMES = {
     "wilson-kish": "Wilson-Kish (the paper's)",
     "wilson-kish-t": "Wilson-Kish, t",
     "wilson-kish-ucb": "Wilson-Kish, upper bound of rho",
-    "korn-graubard": "Korn-Graubard",
+    "wilson-cluster-t": "Wilson, cluster variance, t",
+    "korn-graubard": "Korn-Graubard (Clopper-Pearson)",
+    "beta-binomial-profile": "Beta-binomial, profile likelihood",
+    "beta-binomial-bayes": "Beta-binomial, Bayes",
     "bootstrap-percentile": "Cluster bootstrap, percentile",
     "bootstrap-bca": "Cluster bootstrap, BCa",
 }

@@ -18,7 +18,8 @@ LINESTYLES = ("-", "--", "-.", ":")
 
 #: ``method -> (colour, marker, line style)`` for every method a study draws. Related methods
 #: share a colour family across studies (Wilson-Kish blue, its t variant sky blue, the
-#: bootstraps orange and vermillion, the oracle with the true rho black and dashed).
+#: cluster-variance intervals reddish purple, the beta-binomial model's green and dotted or
+#: dashed, the bootstraps orange and vermillion, the oracle with the true rho black and dashed).
 METHODS = {
     # intervals of one rate (coverage study)
     "wilson": (BLACK, "v", ":"),
@@ -26,7 +27,10 @@ METHODS = {
     "wilson-kish": (BLUE, "o", "-"),
     "wilson-kish-t": (SKY, "s", "-"),
     "wilson-kish-ucb": (GREEN, "^", "-"),
+    "wilson-cluster-t": (PURPLE, "h", "--"),
     "korn-graubard": (PURPLE, "D", "-"),
+    "beta-binomial-profile": (GREEN, ">", ":"),
+    "beta-binomial-bayes": (GREEN, "<", "--"),
     "bootstrap-percentile": (ORANGE, "P", "-."),
     "bootstrap-bca": (VERMILLION, "X", "-."),
     # the same intervals in the sample-size study

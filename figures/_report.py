@@ -36,7 +36,7 @@ import orjson
 import pandas as pd
 
 from escalation.estimators.records import NAME_LIMIT, SENTENCE_LIMIT, hidden_pattern, html_text
-from escalation.estimators.stats import format_number
+from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_USES, format_number
 
 from ._charts import interval_chart, scenario_chart
 from ._text import counted, p_value_text
@@ -295,15 +295,21 @@ def _figure_rows(summary: dict) -> list[dict]:
 
 
 def _rho_note(summary: dict) -> str:
-    """What the table's rho means: undefined (rho = 1 used), or fixed by --rho; else nothing."""
+    """What the table's rho means: undefined (rho = 1 used), or fixed by --rho; and, with another interval than the
+    paper's, what its deff and n_eff are (the interval's, :data:`INTERVAL_USES`); else nothing."""
     p = summary["paired"]
-    if summary["rho_fixed"] is None and any(part["rho"] is None and (part["deff"] or 1.0) > 1.0
+    notes = []
+    if summary["rho_fixed"] is None and any(part["rho"] is None and part.get("rho_used", 1.0) == 1.0
+                                            and (part["deff"] or 1.0) > 1.0
                                             for part in (summary["under"], summary["over"], p)):
-        return ("rho 'n/a' is undefined (one scenario, or every scenario of one conversation, or no variation of "
-                "the outcome): the interval then uses rho = 1.")
+        notes.append("rho 'n/a' is undefined (one scenario, or every scenario of one conversation, or no variation "
+                     "of the outcome): the interval then uses rho = 1.")
     if summary["rho_fixed"] is not None:
-        return f"rho is fixed by --rho at {summary['rho_fixed']}."
-    return ""
+        notes.append(f"rho is fixed by --rho at {summary['rho_fixed']}.")
+    if summary["interval"] != DEFAULT_INTERVAL and summary["interval"] in INTERVAL_USES:
+        notes.append(f"deff and n_eff are what the {summary['interval']} interval used: "
+                     f"{INTERVAL_USES[summary['interval']]}; the point estimate's are deff_point in summary.json.")
+    return " ".join(notes)
 
 
 def _timelines_why(shown: int, total: int, timeline_limit: int) -> str:

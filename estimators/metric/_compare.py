@@ -23,6 +23,14 @@ chosen interval (:func:`inverted_p_value`): the smallest ``alpha`` whose ``1 - a
 interval leaves out 0, so ``p <= 1 - confidence`` exactly when the reported interval leaves
 out 0. The leaderboard's pairwise tests use the same p-values.
 
+**What a power plan is for.** ``escalation plan --p-b`` (:func:`estimators.plan_difference`, paired design)
+plans the test that inverting Newcombe's interval is: ``--test t`` (the plan's default) that of
+``--interval wilson-kish-t``, ``--test z`` that of ``--interval wilson-kish``, each to first order (its limits
+are ``t`` or ``z`` times each rate's standard error, combined with ``psi``: the plan's ``sqrt(V(m) / K)``);
+simulated, Newcombe's rejection rate is 0 to 0.02 below the planned power
+(``estimators.stats._planning.COMPARE_INTERVAL``, which ``DifferencePlan.compare_interval`` names). The
+bootstrap intervals and the other limits have no plan of their own.
+
 **What the coverage study says.** :data:`DIFFERENCE_COVERAGE_STUDY` holds what ``escalation
 study differences`` measured for each interval and number of scenarios; :func:`coverage_word`
 turns it into one word beside each interval (``holds``, ``near``, ``too narrow``, ``often

@@ -30,6 +30,7 @@ from ..stats import (
     check_interval_method,
     cluster_design,
     clustered_interval,
+    interval_design,
     nan_to_none,
 )
 
@@ -46,12 +47,16 @@ FEW_FOR_BOOTSTRAP = 100
 class RateSummary:
     """A clustered rate: ``errors / n`` with its design (SPEC section 5) and interval.
 
-    ``rate``, ``deff``, ``n_eff`` and the interval are NaN when ``n = 0``; ``rho`` (the ANOVA
-    estimate) is NaN where it is undefined, and ``rho_used`` is then 1 (or the fixed rho).
-    ``interval`` names the method of :func:`estimators.clustered_interval`; ``seed`` fixes the
-    resamples of a bootstrap interval. ``cluster_ids``, ``cluster_totals`` and
-    ``cluster_sizes`` are the scenarios (in order of first appearance) with their errors and
-    evaluated conversations; they are neither shown nor compared, and ``to_dict`` leaves them out.
+    ``rho`` is the ANOVA estimate, NaN where it is undefined. ``rho_point`` and ``deff_point`` are
+    the design of SPEC section 5 (the fixed rho, else ``rho``, else 1, and Kish's design effect at
+    it); ``rho_used``, ``deff`` and ``n_eff`` are what the interval ``interval`` used
+    (:func:`estimators.interval_design`: the same for ``wilson-kish``, the upper bound of rho for
+    ``wilson-kish-ucb``, NaN where the method has none, as the bootstraps). Every one of them, the
+    rate and the interval are NaN when ``n = 0``. ``interval`` names the method of
+    :func:`estimators.clustered_interval`; ``seed`` fixes the resamples of a bootstrap interval.
+    ``cluster_ids``, ``cluster_totals`` and ``cluster_sizes`` are the scenarios (in order of first
+    appearance) with their errors and evaluated conversations; they are neither shown nor compared,
+    and ``to_dict`` leaves them out.
     """
 
     errors: int
@@ -67,6 +72,8 @@ class RateSummary:
     interval: str = DEFAULT_INTERVAL
     rho_fixed: float | None = None
     seed: int = 0
+    rho_point: float = float("nan")
+    deff_point: float = float("nan")
     cluster_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
     cluster_totals: np.ndarray | None = field(default=None, repr=False, compare=False)
     cluster_sizes: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -86,7 +93,8 @@ class RateSummary:
         d: dict[str, Any] = {
             "errors": self.errors, "n": self.n, "rate": nan_to_none(self.rate), "clusters": self.clusters,
             "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used), "deff": nan_to_none(self.deff),
-            "n_eff": nan_to_none(self.n_eff), "ci": [nan_to_none(low), nan_to_none(high)]}
+            "n_eff": nan_to_none(self.n_eff), "rho_point": nan_to_none(self.rho_point),
+            "deff_point": nan_to_none(self.deff_point), "ci": [nan_to_none(low), nan_to_none(high)]}
         if self.causes:
             d["causes"] = dict(self.causes)
         return d
@@ -101,13 +109,15 @@ def rate_of_clusters(ids, totals, sizes, *, confidence: float, rho: float | None
     kept = {"cluster_ids": np.asarray(ids, dtype=object), "cluster_totals": totals, "cluster_sizes": sizes}
     errors = int(np.sum(totals))
     nan = float("nan")
-    # a ClusterDesign of floats (one set of clusters), read only where n
-    design: Any = cluster_design(totals, sizes, rho=rho) if n else None
+    # the designs of the point estimate (SPEC 5) and of the interval, of floats (one set of clusters), where n
+    point: Any = cluster_design(totals, sizes, rho=rho) if n else None
+    used = [float(x) for x in interval_design(totals, sizes, interval, confidence=confidence, rho=rho)] if n \
+        else [nan] * 3
     return RateSummary(
         errors=errors, n=n, rate=errors / n if n else nan, clusters=int(np.count_nonzero(sizes)),
-        rho=design.rho if n else nan, rho_used=design.rho_used if n else nan, deff=design.deff if n else nan,
-        n_eff=design.n_eff if n else nan, confidence=confidence, causes=dict(causes or {}), interval=interval,
-        rho_fixed=None if rho is None else float(rho), seed=int(seed), **kept)
+        rho=point.rho if n else nan, rho_used=used[0], deff=used[1], n_eff=used[2], confidence=confidence,
+        causes=dict(causes or {}), interval=interval, rho_fixed=None if rho is None else float(rho), seed=int(seed),
+        rho_point=point.rho_used if n else nan, deff_point=point.deff if n else nan, **kept)
 
 
 def clustered_rate(outcome, cluster, *, confidence: float = 0.95, rho: float | None = None,
@@ -162,7 +172,8 @@ class PairedSummary(RateSummary):
         return {"pairs": self.n, "pi": nan_to_none(self.rate), "ci": [nan_to_none(low), nan_to_none(high)],
                 "cases": self.clusters,
                 "clusters": self.clusters, "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used),
-                "deff": nan_to_none(self.deff), "n_eff": nan_to_none(self.n_eff)}
+                "deff": nan_to_none(self.deff), "n_eff": nan_to_none(self.n_eff),
+                "rho_point": nan_to_none(self.rho_point), "deff_point": nan_to_none(self.deff_point)}
 
 
 @dataclass(frozen=True)
@@ -321,13 +332,13 @@ class Summary:
                 continue
             replicas = r.n > r.clusters
             if r.clusters < FEW_SCENARIOS:
-                holding = "wilson-kish-ucb" if replicas else "korn-graubard"
+                holding = "wilson-kish-ucb" if replicas else "wilson-cluster-t"
                 advice = ("it held 95% in the coverage study's cells with so few" if r.interval == holding else
                           f"with so few, the coverage study found only --interval {holding} holding 95%")
                 notes.append(f"{name}: the interval rests on {r.clusters} {unit[:-1] if r.clusters == 1 else unit}, "
                              f"fewer than {FEW_SCENARIOS}: {advice}, at 1.4 to 1.6 times the width "
                              f"of the interval with the true rho; run more {unit}")
-            if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0:
+            if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0 and r.rho_used == 1.0:
                 notes.append(f"{name}: rho cannot be estimated from these data (one {unit[:-1]}, or no variation "
                              f"of the outcome), so the interval uses rho = 1 (deff = m_bar = {r.deff:.3g}, SPEC "
                              "section 5)")
@@ -336,9 +347,9 @@ class Summary:
                              "the coverage study measured it at a mean of 0.52 with fewer than 10 and far below 95% "
                              "up to 30; do not read it as a 95% interval")
             rare = 0.0 < r.rate <= 0.02 or 0.98 <= r.rate < 1.0
-            if rare and replicas and r.rho_fixed is None and r.rho_used >= 0.2 and not r.interval.startswith("boot"):
+            if rare and replicas and r.rho_fixed is None and r.rho_point >= 0.2 and not r.interval.startswith("boot"):
                 notes.append(f"{name}: errors this rare and concentrated in few {unit} (rate {r.rate:.3g}, rho "
-                             f"{r.rho_used:.2g}): the coverage study found every interval that estimates rho "
+                             f"{r.rho_point:.2g}): the coverage study found every interval that estimates rho "
                              "below 95% there (wilson-kish mean 0.93, down to 0.87), even with 200 scenarios")
         return notes
 
@@ -358,17 +369,17 @@ class Summary:
             low, high = r.ci()
             rows.append({"metric": name, "value": r.rate, "ci_low": low, "ci_high": high, "errors": r.errors,
                          "n": r.n, "clusters": r.clusters, "rho": r.rho, "rho_used": r.rho_used, "deff": r.deff,
-                         "n_eff": r.n_eff})
+                         "n_eff": r.n_eff, "rho_point": r.rho_point, "deff_point": r.deff_point})
         p = self.paired
         low, high = p.ci()
         rows.append({"metric": "pi", "value": p.rate, "ci_low": low, "ci_high": high, "errors": np.nan,
                      "n": p.n, "clusters": p.clusters, "rho": p.rho, "rho_used": p.rho_used, "deff": p.deff,
-                     "n_eff": p.n_eff})
+                     "n_eff": p.n_eff, "rho_point": p.rho_point, "deff_point": p.deff_point})
         r = self.approval
         low, high = r.ci()
         rows.append({"metric": "p_a", "value": r.rate, "ci_low": low, "ci_high": high, "errors": r.errors,
                      "n": r.n, "clusters": r.clusters, "rho": r.rho, "rho_used": r.rho_used, "deff": r.deff,
-                     "n_eff": r.n_eff})
+                     "n_eff": r.n_eff, "rho_point": r.rho_point, "deff_point": r.deff_point})
         for name, value in (("p_u_base", self.base.under_rate), ("p_o_base", self.base.over_rate),
                             ("pi_base", self.base.pi)):
             rows.append({"metric": name, "value": value})

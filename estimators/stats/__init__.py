@@ -18,16 +18,21 @@ z_value, critical_value, wilson_interval, wilson_kish_interval, WilsonKishInterv
 cluster_design, ClusterDesign, ClusterSums, size_weighted_mean, RHO_WHEN_UNDEFINED, anova_icc
                                  the design effect of SPEC section 5: the one rule
 fleiss_cuzick_icc                the Fleiss-Cuzick ICC of clustered 0/1 outcomes
-clustered_interval, check_interval_method, INTERVAL_METHODS, DEFAULT_INTERVAL, WILSON_METHODS,
-rho_upper_bound, korn_graubard_size, RHO_BOUND_LEVEL
+clustered_interval, check_interval_method, INTERVAL_METHODS, DEFAULT_INTERVAL, SUMS_METHODS,
+LIKELIHOOD_METHODS, BOOTSTRAP_METHODS, rho_upper_bound, korn_graubard_size, RHO_BOUND_LEVEL
                                  the interval of a clustered rate, by name (``--interval``)
+interval_design, IntervalDesign, INTERVAL_USES
+                                 what each interval used: its rho, design effect and effective size
+beta_binomial_profile_interval, beta_binomial_bayes_interval, beta_binomial_fit, BetaBinomialFit,
+MU_PRIOR, RHO_PRIOR
+                                 the beta-binomial model's profile-likelihood and credible intervals
 cluster_bootstrap, cluster_bootstrap_pi, paired_cluster_bootstrap, ClusterBootstrapResult,
 DegenerateIntervalWarning        the cluster bootstrap, of one rate or of two assistants' difference
 resampled_cluster_sums, percentile_interval, percentile_positions
                                  its resampling and percentile rule, for draws of several totals at once
 newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
 exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES
-                                 the exact coverage of the clustered Wilson intervals
+                                 the exact coverage of the intervals of the cluster sums
 nan_to_none                      an undefined number as JSON's null
 format_number                    a number as text for a person, ``n/a`` where undefined
 counted                          a count with its noun, singular for one

@@ -1,6 +1,14 @@
 """The names of ``escalation.estimators.stats``, read by lazy_loader (``attach_stub``) for the lazy door,
 ``__all__`` and type checkers alike."""
 
+from ._beta_binomial import (
+    MU_PRIOR as MU_PRIOR,
+    RHO_PRIOR as RHO_PRIOR,
+    BetaBinomialFit as BetaBinomialFit,
+    beta_binomial_bayes_interval as beta_binomial_bayes_interval,
+    beta_binomial_fit as beta_binomial_fit,
+    beta_binomial_profile_interval as beta_binomial_profile_interval,
+)
 from ._bootstrap import (
     ClusterBootstrapResult as ClusterBootstrapResult,
     DegenerateIntervalWarning as DegenerateIntervalWarning,
@@ -20,17 +28,22 @@ from ._checks import (
     refuse as refuse,
 )
 from ._clustered import (
+    IntervalDesign as IntervalDesign,
     check_interval_method as check_interval_method,
     clustered_interval as clustered_interval,
+    interval_design as interval_design,
     korn_graubard_size as korn_graubard_size,
     rho_upper_bound as rho_upper_bound,
 )
 from ._constants import (
+    BOOTSTRAP_METHODS as BOOTSTRAP_METHODS,
     DEFAULT_INTERVAL as DEFAULT_INTERVAL,
     INTERVAL_METHODS as INTERVAL_METHODS,
+    INTERVAL_USES as INTERVAL_USES,
+    LIKELIHOOD_METHODS as LIKELIHOOD_METHODS,
     MAX_PLAN_SIZE as MAX_PLAN_SIZE,
     RHO_BOUND_LEVEL as RHO_BOUND_LEVEL,
-    WILSON_METHODS as WILSON_METHODS,
+    SUMS_METHODS as SUMS_METHODS,
 )
 from ._design import (
     RHO_WHEN_UNDEFINED as RHO_WHEN_UNDEFINED,

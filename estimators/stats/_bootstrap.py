@@ -283,7 +283,9 @@ def paired_cluster_bootstrap(totals_a, sizes_a, totals_b, sizes_b, *, n_resample
     -----
     Each resample draws multiplicities ``w ~ Multinomial(K, 1/K)`` and sums ``w * y`` and
     ``w * n`` for both assistants (Davison & Hinkley 1997, section 3.8; pairs resampled as
-    units), in blocks of 256 resamples so memory stays bounded.
+    units), in blocks of 256 resamples so memory stays bounded. A resampled difference equal to
+    the estimate as a fraction is equal to it in the result (:func:`_ties_counted_exactly`), so
+    BCa counts its ties exactly.
     """
     ya, na = _bootstrap_iv(totals_a, sizes_a, n_resamples, rng)
     yb, nb = _bootstrap_iv(totals_b, sizes_b, n_resamples, rng)
@@ -300,13 +302,15 @@ def paired_cluster_bootstrap(totals_a, sizes_a, totals_b, sizes_b, *, n_resample
     uniform = np.full((1, clusters), 1.0 / clusters)
     for weights in _multiplicities(np.array([clusters]), uniform, n_resamples, rng):
         weights = weights[:, 0].astype(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            blocks.append((weights @ yb.T) / (weights @ nb.T) - (weights @ ya.T) / (weights @ na.T))
-    draws = np.concatenate(blocks).T  # (figures, B)
+        blocks.append(np.stack([weights @ x.T for x in (yb, nb, ya, na)]))  # (4, b, figures): whole numbers
+    sums = np.concatenate(blocks, axis=1).transpose(0, 2, 1)  # (4, figures, B)
+    totals = np.stack([x.sum(-1) for x in (yb, nb, ya, na)])  # (4, figures)
     with np.errstate(divide="ignore", invalid="ignore"):
-        estimate = yb.sum(-1) / nb.sum(-1) - ya.sum(-1) / na.sum(-1)
+        draws = sums[0] / sums[1] - sums[2] / sums[3]
+        estimate = totals[0] / totals[1] - totals[2] / totals[3]
         leave_out = ((yb.sum(-1, keepdims=True) - yb) / (nb.sum(-1, keepdims=True) - nb)
                      - (ya.sum(-1, keepdims=True) - ya) / (na.sum(-1, keepdims=True) - na))
+    draws = _ties_counted_exactly(draws, sums, estimate, totals)
     acceleration = _acceleration(leave_out, np.isfinite(leave_out))
     results = []
     for i in range(figures):
@@ -317,6 +321,38 @@ def paired_cluster_bootstrap(totals_a, sizes_a, totals_b, sizes_b, *, n_resample
             counts=np.ones(support.shape, dtype=np.int64) * finite.any(),
             acceleration=np.asarray(acceleration[i]), n_resamples=max(int(finite.sum()), 1)))
     return results
+
+
+#: How far apart two differences of rates ``Y_b / N_b - Y_a / N_a`` (rates in [0, 1]) can be computed when they
+#: are equal as fractions: each division and the subtraction round by at most 2^-53 of a value at most 1, so
+#: each difference is within 3 * 2^-53 of its value and two equal ones within 6 * 2^-53; a margin above it.
+_TIE_TOLERANCE = 8 * 2.0**-53
+
+
+def _ties_counted_exactly(draws, sums, estimate, totals):
+    """The paired bootstrap's ``draws`` with their order against the ``estimate`` made exact.
+
+    A draw ``Y*_b / N*_b - Y*_a / N*_a`` equal to the estimate as a fraction can differ from it in floating
+    point (``3/10 - 1/10`` is 0.19999999999999998, ``4/10 - 2/10`` is 0.2), which miscounts BCa's ties. The
+    draws within :data:`_TIE_TOLERANCE` of the estimate are compared with it in integer arithmetic (``sums``
+    (4, figures, B) and ``totals`` (4, figures) hold ``Y_b, N_b, Y_a, N_a``, whole numbers): an equal one takes
+    the estimate's value, and one on the other side of it in floating point the next value on its own side.
+    """
+    near = np.abs(draws - estimate[:, None]) <= _TIE_TOLERANCE
+    if not near.any():
+        return draws
+    figure, resample = np.nonzero(near)
+    yb, nb, ya, na = (np.rint(x[figure, resample]).astype(np.int64).astype(object) for x in sums)
+    Yb, Nb, Ya, Na = (np.rint(x[figure]).astype(np.int64).astype(object) for x in totals)
+    # sign of (yb / nb - ya / na) - (Yb / Nb - Ya / Na), in Python's unbounded integers
+    excess = (yb * na - ya * nb) * (Nb * Na) - (Yb * Na - Ya * Nb) * (nb * na)
+    value, drawn = estimate[figure], draws[figure, resample]
+    fixed = np.where(excess == 0, value,
+                     np.where(excess > 0, np.maximum(drawn, np.nextafter(value, np.inf)),
+                              np.minimum(drawn, np.nextafter(value, -np.inf))))
+    out = draws.copy()
+    out[figure, resample] = fixed
+    return out
 
 
 def _bootstrap_iv(totals, sizes, n_resamples, rng):

@@ -6,15 +6,32 @@ door exports it from here.
 """
 from __future__ import annotations
 
-__all__ = ["INTERVAL_METHODS", "DEFAULT_INTERVAL", "WILSON_METHODS", "RHO_BOUND_LEVEL", "MAX_PLAN_SIZE"]
+__all__ = ["INTERVAL_METHODS", "DEFAULT_INTERVAL", "SUMS_METHODS", "LIKELIHOOD_METHODS", "BOOTSTRAP_METHODS",
+           "INTERVAL_USES", "RHO_BOUND_LEVEL", "MAX_PLAN_SIZE"]
 
 # ------------------------------------------------------------------ intervals (estimators.stats._clustered)
 
-INTERVAL_METHODS = ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-graubard", "bootstrap-percentile",
-                    "bootstrap-bca")
-DEFAULT_INTERVAL = "wilson-kish"
 #: The methods that are a function of the cluster sums (:class:`ClusterSums`), hence exact-able.
-WILSON_METHODS = INTERVAL_METHODS[:4]
+SUMS_METHODS = ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "wilson-cluster-t", "korn-graubard")
+#: The beta-binomial model's intervals (:mod:`estimators.stats._beta_binomial`): functions of the histogram of
+#: the cluster totals, not of the sums.
+LIKELIHOOD_METHODS = ("beta-binomial-profile", "beta-binomial-bayes")
+BOOTSTRAP_METHODS = ("bootstrap-percentile", "bootstrap-bca")
+INTERVAL_METHODS = SUMS_METHODS + LIKELIHOOD_METHODS + BOOTSTRAP_METHODS
+DEFAULT_INTERVAL = "wilson-kish"
+#: What ``rho_used``, ``deff`` and ``n_eff`` of a summary are for each method: the design its interval used.
+INTERVAL_USES = {
+    "wilson-kish": "rho_used is the estimate of rho (1 where undefined), deff Kish's, n_eff = n / deff",
+    "wilson-kish-t": "rho_used is the estimate of rho (1 where undefined), deff Kish's, n_eff = n / deff",
+    "wilson-kish-ucb": "rho_used is the upper confidence bound of rho, deff Kish's at it, n_eff = n / deff",
+    "wilson-cluster-t": "n_eff is p (1 - p) / v (v: the cluster variance), at most n, deff = n / n_eff; no rho",
+    "korn-graubard": "n_eff is p (1 - p) / v (v: the cluster variance) before the degrees-of-freedom adjustment, "
+                     "deff = n / n_eff; no rho",
+    "beta-binomial-profile": "rho_used is the maximum-likelihood rho, deff Kish's at it, n_eff = n / deff",
+    "beta-binomial-bayes": "rho_used is the posterior mean of rho, deff Kish's at it, n_eff = n / deff",
+    "bootstrap-percentile": "the bootstrap uses no rho and no effective size: rho_used, deff and n_eff are null",
+    "bootstrap-bca": "the bootstrap uses no rho and no effective size: rho_used, deff and n_eff are null",
+}
 #: One-sided level of the upper confidence bound of rho in ``wilson-kish-ucb``. Chosen from the
 #: exact coverage over the coverage study's 576 equal-size cells with replicas (issue 14): at
 #: 0.5, 0.8, 0.9 and 0.95 the share of cells below 0.93 is 13.0%, 5.0%, 1.7% and 1.4%, the lowest

@@ -21,11 +21,16 @@ def paired_correlation(totals_a, sizes_a, totals_b, sizes_b, *, continuity: bool
 
     With cluster residuals ``e_j = y_j - p_hat n_j`` of each assistant, the linearised
     covariance of ``p_hat_a`` and ``p_hat_b`` gives ``psi = sum e_aj e_bj / sqrt(sum e_aj^2
-    sum e_bj^2)``. With one conversation per cluster this is the phi coefficient
-    ``(AD - BC) / sqrt(product of margins)`` of the paired 2x2 table; the continuity
-    correction of Newcombe (1998) subtracts ``N / 2`` from ``AD - BC``, i.e. ``1/2`` from
-    ``sum e_a e_b``, and sets ``psi = 0`` when the corrected positive value falls below 0
-    (Fagerland et al. 2017, eq. 8.10). ``psi = 0`` where a margin is empty (no variation).
+    sum e_bj^2)``. ``psi = 0`` where a margin is empty (no variation).
+
+    ``continuity`` applies Newcombe's (1998) continuity correction where it is defined, the paired
+    2x2 table: when every cluster of both is one conversation, ``psi`` is the phi coefficient
+    ``(AD - BC) / sqrt(product of margins)`` and the correction replaces ``AD - BC`` by
+    ``AD - BC - N / 2`` when positive, 0 when that falls below 0 (Fagerland, Lydersen & Laake 2017,
+    eq. 8.10; R ``contingencytables::Newcombe_square_and_add_CI_paired_2x2`` computes it), i.e. it
+    subtracts ``1/2`` from ``sum e_a e_b``. With clusters of several conversations it is not applied:
+    no source gives a clustered form, and ``1/2`` subtracted from the sum of the cluster residuals'
+    products would shrink with the replicas (those products grow as their square), not with the clusters.
     """
     ya, na, yb, nb = (np.asarray(x, dtype=float) for x in (totals_a, sizes_a, totals_b, sizes_b))
     if na.sum() == 0 or nb.sum() == 0:
@@ -36,7 +41,8 @@ def paired_correlation(totals_a, sizes_a, totals_b, sizes_b, *, continuity: bool
     if scale <= 1e-12:
         return 0.0
     cross = float((ea * eb).sum())
-    if continuity and cross >= 0.0:
+    table = bool(np.all((na == 1) & (nb == 1)))  # every cluster one pair: the paired 2x2 table
+    if continuity and table and cross >= 0.0:
         cross = max(cross - 0.5, 0.0)
     return cross / scale
 

@@ -15,6 +15,7 @@ from ._checks import check_choice, check_probability, check_range, refuse
 from ._intervals import design_effect, z_value
 from ._planning import (
     _DESIGNS,
+    COMPARE_INTERVAL,
     DEFAULT_TEST,
     PLAN_TESTS,
     _as_dict,
@@ -63,6 +64,10 @@ class DifferencePlan:
         ``"t"`` or ``"z"``.
     df : float
         Degrees of freedom of the t test (``K - 1`` paired, ``2 K - 2`` unpaired); NaN for z.
+    compare_interval : str or None
+        The ``escalation compare --interval`` that runs the planned test (paired design:
+        ``wilson-kish-t`` for t, ``wilson-kish`` for z, :data:`COMPARE_INTERVAL`); None unpaired, which
+        ``compare`` does not run.
     """
 
     p_a: float
@@ -83,6 +88,7 @@ class DifferencePlan:
     m_bar: float
     test: str
     df: float
+    compare_interval: str | None = None
 
     def to_dict(self) -> dict:
         """The plan as a JSON-ready dict (non-finite values become ``None``)."""
@@ -274,7 +280,9 @@ def plan_difference(p_a, p_b, *, rho, scenarios=None, replicas=None, power=None,
         The spread of the scenario sizes, as in :func:`plan_interval`.
     test : {"t", "z"}
         ``"t"``: the t test on the scenarios, ``K - 1`` degrees of freedom paired and
-        ``2 K - 2`` unpaired, planned with the noncentral t. ``"z"``: the normal rule.
+        ``2 K - 2`` unpaired, planned with the noncentral t. ``"z"``: the normal rule. Paired, each is
+        the test of an ``escalation compare --interval`` (``compare_interval``: ``wilson-kish-t`` and
+        ``wilson-kish``).
 
     Returns
     -------
@@ -342,4 +350,5 @@ def plan_difference(p_a, p_b, *, rho, scenarios=None, replicas=None, power=None,
                           replicas=replicas, deff=float(design_effect(replicas * ratio, rho)),
                           conversations=2 * scenarios * replicas, solved_for=unknown,
                           size_cv=cv, m_bar=float(replicas * ratio), test=test,
-                          df=_test_df(scenarios, design) if test == "t" else float("nan"))
+                          df=_test_df(scenarios, design) if test == "t" else float("nan"),
+                          compare_interval=COMPARE_INTERVAL[test] if design == "paired" else None)

@@ -1,9 +1,9 @@
-"""Exact coverage of the clustered Wilson intervals under clustered binary data.
+"""Exact coverage of the clustered intervals that are functions of the cluster sums, under clustered binary data.
 
 No Monte Carlo: the coverage is a sum over every possible data summary, weighted by its
 probability. ``K`` clusters have independent totals ``y_j`` with given distributions (binomial
 for independent data, beta-binomial for clustered data, any other for the paired figure). Every
-method of ``estimators.stats._clustered.WILSON_METHODS`` is a function of the cluster sums
+method of ``estimators.stats._constants.SUMS_METHODS`` is a function of the cluster sums
 (:class:`estimators.ClusterSums`), and of few of them:
 
 - the total ``Y`` when rho is fixed (Wilson, or Wilson-Kish with a known rho); the clusters may
@@ -23,7 +23,7 @@ from scipy import fft
 
 from ._checks import check_choice, check_count
 from ._clustered import interval_of_sums
-from ._constants import DEFAULT_INTERVAL, WILSON_METHODS
+from ._constants import DEFAULT_INTERVAL, SUMS_METHODS
 from ._design import ClusterSums
 
 __all__ = ["ExactCoverage", "exact_coverage", "exact_coverages", "MAX_ESTIMATED_RHO_STATES"]
@@ -71,7 +71,7 @@ class ExactCoverage:
 
 def exact_coverage(cluster_pmf, clusters: int, *, method: str = DEFAULT_INTERVAL, rho: float | None = None,
                    confidence: float = 0.95, max_states: int = MAX_ESTIMATED_RHO_STATES) -> ExactCoverage:
-    """Exact coverage of a clustered Wilson interval for ``clusters`` independent clusters.
+    """Exact coverage of a clustered interval of the cluster sums for ``clusters`` independent clusters.
 
     One method of :func:`exact_coverages`, which enumerates the data once for several.
 
@@ -85,8 +85,7 @@ def exact_coverage(cluster_pmf, clusters: int, *, method: str = DEFAULT_INTERVAL
     clusters : int
         Number of clusters ``K``.
     method : str
-        One of ``wilson-kish``, ``wilson-kish-t``, ``wilson-kish-ucb``, ``korn-graubard``
-        (:func:`estimators.clustered_interval`).
+        One of :data:`SUMS_METHODS` (:func:`estimators.clustered_interval`).
     rho : float or None
         A fixed intra-cluster correlation for the Wilson-Kish methods (``0`` with
         ``wilson-kish`` gives the plain Wilson interval, which ignores the clustering);
@@ -127,7 +126,7 @@ def exact_coverage(cluster_pmf, clusters: int, *, method: str = DEFAULT_INTERVAL
                            max_states=max_states)[method]
 
 
-def exact_coverages(cluster_pmf, clusters: int, methods=WILSON_METHODS, *, rho: float | None = None,
+def exact_coverages(cluster_pmf, clusters: int, methods=SUMS_METHODS, *, rho: float | None = None,
                     confidence: float = 0.95, max_states: int = MAX_ESTIMATED_RHO_STATES) -> dict[str, ExactCoverage]:
     """:func:`exact_coverage` of several methods on one enumeration of the data: ``{method: ExactCoverage}``.
 
@@ -135,7 +134,7 @@ def exact_coverages(cluster_pmf, clusters: int, methods=WILSON_METHODS, *, rho: 
     """
     methods = tuple(methods)
     for method in methods:
-        check_choice("methods", method, WILSON_METHODS)
+        check_choice("methods", method, SUMS_METHODS)
     clusters = check_count("clusters", clusters, whole_floats=True)
     pmfs, identical = _check_pmfs(cluster_pmf, clusters)
     sizes = np.array([pmf.size - 1 for pmf in pmfs])

@@ -28,7 +28,7 @@ Estimands
     value of the estimand.
 Methods
     :data:`METHODS`: ``wilson`` (``wilson-kish`` with rho fixed at 0), ``wilson-kish-true-rho``
-    (``wilson-kish`` with rho fixed at ``rho_outcome``), and the six methods of
+    (``wilson-kish`` with rho fixed at ``rho_outcome``), and the methods of
     :func:`escalation.estimators.stats.clustered_interval` at 95%, rho read from the data (SPEC
     section 5). The two bootstraps read their intervals off one cluster bootstrap of
     :data:`N_RESAMPLES` resamples per data set.
@@ -38,9 +38,11 @@ Performance measures
     where the interval is defined. An undefined interval (BCa with no variation between
     clusters) counts as not covering and as neither miss. Beside them, the exact coverage,
     misses and mean width (no Monte Carlo error) wherever they can be computed: every
-    Wilson-type method with equal sizes (:func:`escalation.estimators.stats.exact_coverages`), and the two fixed-rho
-    methods with unequal sizes (:func:`escalation.estimators.stats.exact_coverage` with one pmf per
-    cluster). The bootstraps are Monte Carlo only: on every replication with equal sizes, on
+    method of the cluster sums (``SUMS_METHODS``) with equal sizes
+    (:func:`escalation.estimators.stats.exact_coverages`), and the two fixed-rho methods with unequal
+    sizes (:func:`escalation.estimators.stats.exact_coverage` with one pmf per cluster). The
+    beta-binomial methods read the histogram of the cluster totals: Monte Carlo only. The
+    bootstraps are Monte Carlo only: on every replication with equal sizes, on
     :data:`BOOTSTRAP_NSIM_UNEQUAL` with unequal sizes, and not at all with unequal sizes and
     ``K > UNEQUAL_BOOTSTRAP_MAX_K`` (see there).
 
@@ -71,7 +73,8 @@ from scipy import stats
 
 from escalation.estimators.records import InputError
 from escalation.estimators.stats import (
-    WILSON_METHODS,
+    LIKELIHOOD_METHODS,
+    SUMS_METHODS,
     ClusterSums,
     DegenerateIntervalWarning,
     cluster_bootstrap,
@@ -314,7 +317,7 @@ def _exact(row: dict, sizes: np.ndarray, methods: tuple[UserFunction, ...] = ())
     exact = {"wilson": exact_coverage(law, K, rho=0.0, confidence=CONFIDENCE),
              "wilson-kish-true-rho": exact_coverage(law, K, rho=float(row["rho_outcome"]), confidence=CONFIDENCE)}
     if equal:
-        exact.update(exact_coverages(pmfs[0], K, WILSON_METHODS, confidence=CONFIDENCE))
+        exact.update(exact_coverages(pmfs[0], K, SUMS_METHODS, confidence=CONFIDENCE))
     return exact | own
 
 
@@ -364,8 +367,10 @@ def _intervals(row: dict, sizes: np.ndarray, totals: np.ndarray, rng: np.random.
                                         rho=np.array([[0.0], [float(row["rho_outcome"])]])))
     out: dict[str, tuple[float | np.ndarray, float | np.ndarray]] = {"wilson": (low[0], high[0]),
                                                                        "wilson-kish-true-rho": (low[1], high[1])}
-    for method in WILSON_METHODS:
+    for method in SUMS_METHODS:
         out[method] = clustered_interval(sums, None, method, confidence=CONFIDENCE)
+    for method in LIKELIHOOD_METHODS:  # functions of the histogram of the cluster totals, not of the sums
+        out[method] = clustered_interval(totals, sizes, method, confidence=CONFIDENCE)
     if bootstrapped:
         # one bootstrap distribution, read twice: what clustered_interval does for each method
         boot = cluster_bootstrap(totals[:bootstrapped], sizes, n_resamples=N_RESAMPLES, rng=rng)
@@ -546,7 +551,9 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
         _probe(design, own, drawn_by)
     facts = {"study": "coverage", "smoke": smoke, "nsim": int(design["nsim"].iloc[0]), "n_resamples": N_RESAMPLES,
              "confidence": CONFIDENCE, "chunk": CHUNK, "bootstrap_nsim_unequal": BOOTSTRAP_NSIM_UNEQUAL,
-             "unequal_bootstrap_max_k": UNEQUAL_BOOTSTRAP_MAX_K}
+             "unequal_bootstrap_max_k": UNEQUAL_BOOTSTRAP_MAX_K,
+             # a run of other built-in methods (korn-graubard was Wilson's form before 2026-12-04) does not resume
+             "builtin_methods": list(METHODS)}
     # the researcher's options enter the run's arguments only when given: a run without them resumes as before
     facts |= {key: value for key, value in (("methods", [m.identity() for m in own]), ("grid", read),
                                             ("generator", drawn_as)) if value}

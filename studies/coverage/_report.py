@@ -53,7 +53,10 @@ _NAMES = {
     "wilson-kish": "Wilson-Kish, rho estimated (the paper's, SPEC 5)",
     "wilson-kish-t": "Wilson-Kish with t on K - 1 df",
     "wilson-kish-ucb": f"Wilson-Kish with the {RHO_BOUND_LEVEL:g} upper bound of rho",
-    "korn-graubard": "Korn-Graubard effective size, t on K - 1 df",
+    "wilson-cluster-t": "Wilson at the cluster variance's effective size, t on K - 1 df",
+    "korn-graubard": "Korn-Graubard, Clopper-Pearson at the df-adjusted effective size",
+    "beta-binomial-profile": "beta-binomial profile likelihood",
+    "beta-binomial-bayes": "beta-binomial hierarchical Bayes, Jeffreys mu, uniform rho",
     "bootstrap-percentile": "cluster bootstrap, percentile",
     "bootstrap-bca": "cluster bootstrap, BCa",
 }
@@ -150,10 +153,16 @@ def _short(name: str, judged: dict) -> str:
             f"{format_number(judged['relative'], 2)})")
 
 
+def _boundary_distance(p: pd.Series) -> pd.Series:
+    """The true value's distance from the nearer boundary, ``min(p, 1 - p)``, rounded to 12 decimals: the grid's
+    distances exactly (``1 - 0.98`` is 0.020000000000000018, which a comparison with 0.02 would leave out)."""
+    return np.minimum(p, 1 - p).round(12)
+
+
 def _where(failing: pd.DataFrame) -> str:
     """'5 cells below 0.93: distance from the boundary 0.01, 0.02; rho 0.2, 0.5; K 100, 200'."""
     values = lambda column: ", ".join(f"{v:g}" for v in sorted(set(column)))  # noqa: E731
-    distance = np.minimum(failing["p"], 1 - failing["p"]).round(12)
+    distance = _boundary_distance(failing["p"])
     return (f"{counted(len(failing), 'cell')} below {FLOOR:g}: distance from the boundary {values(distance)}; "
             f"rho {values(failing['rho'])}; K {values(failing['scenarios'])}")
 
@@ -338,12 +347,12 @@ def _findings(cells: pd.DataFrame, table: pd.DataFrame) -> dict:
     few = lambda d: d[d["scenarios"] < 10]  # noqa: E731
     unclustered = lambda d: d[(d["rho"] == 0) | (d["replicas"] == 1)]  # noqa: E731
     clustered = lambda d: d[(d["rho"] == top_rho) & (d["replicas"] == top_m)]  # noqa: E731
-    rare = lambda d: d[np.minimum(d["p"], 1 - d["p"]) <= 0.02]  # noqa: E731
+    rare = lambda d: d[_boundary_distance(d["p"]) <= 0.02]  # noqa: E731
     equal, spread = (lambda d: d[(d["size_cv"] == 0) & (d["replicas"] > 1)]), (lambda d: d[d["size_cv"] > 0])
     oracle, paper = by[ORACLE], by["wilson-kish"]
 
     def concentrated(d):
-        return d[(np.minimum(d["p"], 1 - d["p"]) <= 0.02) & (d["rho"] >= 0.2) & (d["replicas"] > 1)
+        return d[(_boundary_distance(d["p"]) <= 0.02) & (d["rho"] >= 0.2) & (d["replicas"] > 1)
                  & (d["scenarios"] >= 100)]
 
     values = {"top_rho": top_rho, "top_m": top_m, "wilson_unclustered": _stats(unclustered(by["wilson"])),
@@ -354,11 +363,13 @@ def _findings(cells: pd.DataFrame, table: pd.DataFrame) -> dict:
     if not concentrated(paper).empty:
         values["concentrated"] = [{"method": m, "stats": _stats(concentrated(by[m])),
                                    "sides": _sides(concentrated(by[m]))}
-                                  for m in ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-graubard")]
+                                  for m in ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "wilson-cluster-t",
+                                            "korn-graubard")]
         values["oracle_concentrated"] = _stats(concentrated(oracle))
     values["alternatives"] = [{"name": _NAMES[m], "stats": _stats(by[m]), "few": _stats(few(by[m])),
                                "relative_width": by[m]["relative_width"].mean()}
-                              for m in ("wilson-kish-t", "wilson-kish-ucb", "korn-graubard")]
+                              for m in ("wilson-kish-t", "wilson-kish-ucb", "wilson-cluster-t", "korn-graubard",
+                                        "beta-binomial-profile", "beta-binomial-bayes")]
     values["bootstraps"] = [_bootstrap_finding(method, by[method], few) for method in BOOTSTRAPS]
     not_run = int(table[table["method"].isin(BOOTSTRAPS)]["coverage"].isna().sum())
     values["not_run_each"] = not_run // 2

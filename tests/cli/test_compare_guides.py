@@ -278,8 +278,8 @@ def test_p_values_are_in_the_table_compare_json_and_differences_csv(world, tmp_p
 
 def test_the_words_follow_the_studys_table():
     word = coverage_word("newcombe_wilson_kish", 12)
-    assert (word.word, word.studied_at, word.lowest, word.text) == ("too narrow", 10, 0.8985, "too narrow (0.90)")
-    assert coverage_word("newcombe_wilson_kish", 30).word == "near"  # 0.9195 + 2 x 0.0061 >= 0.93
+    assert (word.word, word.studied_at, word.lowest, word.text) == ("too narrow", 10, 0.8905, "too narrow (0.89)")
+    assert coverage_word("newcombe_wilson_kish", 30).word == "too narrow"  # 0.917 + 2 x 0.0062 < 0.93
     assert coverage_word("newcombe_wilson_kish", 100).word == "holds"
     assert {coverage_word("newcombe_wilson_kish_t", k).word for k in (5, 9, 29, 99, 500)} == {"holds"}
     assert coverage_word("bootstrap_percentile", 12).text == "too narrow (0.61)"
@@ -290,7 +290,7 @@ def test_the_words_follow_the_studys_table():
     assert coverage_word("newcombe_wilson_kish", 4).word == "not studied"
     assert coverage_word("newcombe_korn_graubard", 50).word == "not studied"
     assert coverage_word("newcombe_wilson_kish", 0).word == "-"
-    assert (FEW_CASES_NEWCOMBE, FEW_CASES_BOOTSTRAP) == (30, 100)  # the thresholds the warnings used before
+    assert (FEW_CASES_NEWCOMBE, FEW_CASES_BOOTSTRAP) == (100, 100)  # 30 for Newcombe before its correction went
 
 
 def test_the_studys_table_is_internally_consistent():
@@ -331,13 +331,13 @@ def test_the_table_prints_the_word_beside_each_interval_and_says_which_to_trust(
     lines = out.splitlines()
     for metric in ("p_u", "p_o", "pi"):
         row = next(i for i, line in enumerate(lines) if line.startswith(metric + " "))
-        assert lines[row + 1].startswith("16 cases") and lines[row + 1].count("too narrow (0.90)") == 1
+        assert lines[row + 1].startswith("16 cases") and lines[row + 1].count("too narrow (0.89)") == 1
         assert "too narrow (0.61)" in lines[row + 1]
     text = " ".join(out.split())
-    assert ("advice: trust Newcombe's with wilson-kish-t limits here (--interval wilson-kish-t: lowest 0.94 at 10 "
-            "scenarios); with wilson-kish limits it is too narrow (0.90); the bootstrap (percentile) is too narrow "
+    assert ("advice: trust Newcombe's with wilson-kish-t limits here (--interval wilson-kish-t: lowest 0.93 at 10 "
+            "scenarios); with wilson-kish limits it is too narrow (0.89); the bootstrap (percentile) is too narrow "
             "below 100 cases (0.61 at 10).") in text
-    assert "too narrow below 30 cases" in text  # the warning says what the word says
+    assert "too narrow below 100 cases" in text  # the warning says what the word says
 
 
 def test_the_table_fits_80_columns_with_long_names(world, monkeypatch, capsys):

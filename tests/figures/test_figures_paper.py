@@ -15,11 +15,11 @@ from matplotlib.colors import to_hex
 from matplotlib.lines import Line2D
 
 from escalation import figures
+from escalation.estimators.stats import INTERVAL_METHODS
 
 #: Okabe & Ito (2008).
 OKABE_ITO = {"#000000", "#e69f00", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#cc79a7", "#f0e442"}
-COVERAGE_METHODS = ("wilson", "wilson-kish-true-rho", "wilson-kish", "wilson-kish-t", "wilson-kish-ucb",
-                    "korn-graubard", "bootstrap-percentile", "bootstrap-bca")
+COVERAGE_METHODS = ("wilson", "wilson-kish-true-rho", *INTERVAL_METHODS)  # the coverage study's, every one
 DIFFERENCE_METHODS = ("newcombe_wilson_kish", "newcombe_wilson_kish_t", "bootstrap_percentile", "bootstrap_bca")
 MODE_B_METHODS = ("predictive_values_wald", "predictive_values_cluster", "rogan_gladen_wald", "rogan_gladen_cluster")
 RNG = np.random.default_rng(19)

@@ -3,9 +3,10 @@
 Scored folders are built with ``python -m escalation score`` from canonical records with gated calls; the
 difference of ``p_a`` is recomputed here from ``conversations.jsonl`` alone: the pairs (case, label, replica,
 else conversation_id) where both have ``a``, each side's Wilson-Kish limits (Donner's ANOVA rho, SPEC section 5)
-by scenario, ``psi`` from the case residuals with Newcombe's continuity correction (Fagerland et al. 2017,
-eq. 8.10) and Newcombe's square-and-add interval (eq. 8.9), all written out below; the bootstrap interval is
-:func:`paired_cluster_bootstrap` (the function of the other figures) fed the same case totals.
+by scenario, ``psi`` from the case residuals (with Newcombe's continuity correction, Fagerland et al. 2017,
+eq. 8.10, when every case is one pair) and Newcombe's square-and-add interval (eq. 8.9), all written out below;
+the bootstrap interval is :func:`paired_cluster_bootstrap` (the function of the other figures) fed the same case
+totals.
 """
 from __future__ import annotations
 
@@ -131,7 +132,8 @@ def _unit(row):
 
 
 def _psi(pairs):
-    """Newcombe's psi from the case residuals, with the continuity correction (Fagerland et al. 2017, eq. 8.10)."""
+    """Newcombe's psi from the case residuals, with the continuity correction (Fagerland et al. 2017, eq. 8.10)
+    where it is defined: every case one pair (the paired 2x2 table)."""
     units = [_unit(ra) for ra, _ in pairs]
     ya, n = _totals([ra["a"] for ra, _ in pairs], units)
     yb, _ = _totals([rb["a"] for _, rb in pairs], units)
@@ -140,7 +142,7 @@ def _psi(pairs):
     if scale <= 1e-12:
         return 0.0
     cross = (ea * eb).sum()
-    return (max(cross - 0.5, 0.0) if cross >= 0 else cross) / scale
+    return (max(cross - 0.5, 0.0) if cross >= 0 and (n == 1).all() else cross) / scale
 
 
 def _newcombe(pairs, confidence=0.95):

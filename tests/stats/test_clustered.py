@@ -12,6 +12,7 @@ from escalation.estimators.metric import clustered_rate
 from escalation.estimators.stats import (
     INTERVAL_METHODS,
     RHO_BOUND_LEVEL,
+    SUMS_METHODS,
     ClusterSums,
     cluster_bootstrap,
     cluster_design,
@@ -130,21 +131,21 @@ def test_rho_upper_bound_is_the_searle_f_bound():
     assert clustered_interval(TOTALS, SIZES, "wilson-kish-ucb") == pytest.approx(_wilson(10 / 18, d.n_eff, Z))
 
 
-def test_korn_graubard_equals_inspect_ai_ci_wilson_with_clusters():
+def test_wilson_cluster_t_equals_inspect_ai_ci_wilson_with_clusters():
     # Reference: inspect_ai's own implementation, ci_wilson(cluster=) (Korn-Graubard size, t on k - 1 df).
     from inspect_ai.scorer import SampleScore, Score, ci_wilson
     scores = [SampleScore(score=Score(value=float(i < y)), sample_id=f"{j}-{i}", sample_metadata={"scenario": j})
               for j, (y, n) in enumerate(zip(TOTALS, SIZES)) for i in range(n)]
     theirs = ci_wilson(cluster="scenario")(scores)
-    assert clustered_interval(TOTALS, SIZES, "korn-graubard") == pytest.approx(
+    assert clustered_interval(TOTALS, SIZES, "wilson-cluster-t") == pytest.approx(
         (theirs["lower"], theirs["upper"]), rel=1e-12)
 
 
 def test_korn_graubard_size_by_hand_and_its_edge_cases():
-    # v = k/(k-1) sum (y_j - n_j p)^2 / N^2 with p = 10/18; size = p (1 - p) / v, capped at N.
+    # v = k/(k-1) sum (y_j - n_j p)^2 / N^2 with p = 10/18; size = p (1 - p) / v (wilson-cluster-t caps it at N).
     p = 10 / 18
     v = 6 / 5 * sum((y - n * p) ** 2 for y, n in zip(TOTALS, SIZES)) / 18**2
-    assert korn_graubard_size(TOTALS, SIZES) == pytest.approx(min(p * (1 - p) / v, 18), rel=1e-12)
+    assert korn_graubard_size(TOTALS, SIZES) == pytest.approx(p * (1 - p) / v, rel=1e-12)
     assert korn_graubard_size([0, 0, 0], [2, 3, 4]) == 9.0  # p = 0: the unadjusted N
     assert math.isnan(korn_graubard_size([1], [3]))       # one cluster: no clustered variance
 
@@ -158,7 +159,7 @@ def test_bootstrap_methods_are_the_cluster_bootstrap(kind):
         clustered_interval(TOTALS, SIZES, f"bootstrap-{kind}")
 
 
-@pytest.mark.parametrize("method", INTERVAL_METHODS[:4])
+@pytest.mark.parametrize("method", SUMS_METHODS)
 def test_sums_and_totals_give_the_same_interval(method):
     rng = np.random.default_rng(9)
     totals = rng.binomial(4, rng.beta(1, 5, (200, 8)))
@@ -198,7 +199,7 @@ def test_warnings_say_where_the_chosen_interval_did_not_hold():
     chosen = _summary({f"c{j}": [j % 2, 0, 0] for j in range(6)}, interval="wilson-kish-ucb")
     assert any("it held 95% in the coverage study" in w for w in chosen.warnings)
     singles = _summary({f"c{j}": [j % 2] for j in range(6)})
-    assert any("--interval korn-graubard" in w for w in singles.warnings)
+    assert any("--interval wilson-cluster-t" in w for w in singles.warnings)
     many = {f"c{j}": [0] * 4 for j in range(120)}
     assert _summary(many).warnings[0].startswith("p_u: rho cannot be estimated")  # no error in 120 scenarios
     assert len(_summary(many).warnings) == 1

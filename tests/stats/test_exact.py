@@ -9,7 +9,13 @@ import pytest
 from scipy import stats
 from scipy.special import betainc
 
-from escalation.estimators.stats import clustered_interval, exact_coverage, wilson_interval, wilson_kish_interval
+from escalation.estimators.stats import (
+    SUMS_METHODS,
+    clustered_interval,
+    exact_coverage,
+    wilson_interval,
+    wilson_kish_interval,
+)
 
 from .._reference import values
 
@@ -109,7 +115,7 @@ def _enumerate_multisets(pmf, K, method="wilson-kish"):
     return coverage, miss_low, miss_high, width
 
 
-@pytest.mark.parametrize("method", ["wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "korn-graubard"])
+@pytest.mark.parametrize("method", SUMS_METHODS)
 @pytest.mark.parametrize("K, m, p, rho", [(4, 3, 0.2, 0.3), (6, 2, 0.05, 0.5), (5, 4, 0.5, 0.1), (3, 8, 0.1, 0.2),
                                           (8, 1, 0.3, 0.2)])
 def test_estimated_rho_equals_enumeration_of_multisets(K, m, p, rho, method):

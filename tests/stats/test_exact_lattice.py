@@ -12,12 +12,12 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln
 
-from escalation.estimators.stats import WILSON_METHODS, clustered_interval, exact_coverages
+from escalation.estimators.stats import SUMS_METHODS, clustered_interval, exact_coverages
 from escalation.estimators.stats._exact import _integer_power
 
 
 def _by_multisets(pmf, K):
-    """Coverage, misses and width of each Wilson method over every multiset of K cluster totals."""
+    """Coverage, misses and width of each method of the cluster sums over every multiset of K cluster totals."""
     m = pmf.size - 1
     totals = np.array(list(itertools.combinations_with_replacement(range(m + 1), K)))
     counts = np.stack([(totals == t).sum(axis=1) for t in range(m + 1)], axis=1)
@@ -26,7 +26,7 @@ def _by_multisets(pmf, K):
     prob = np.exp(log_prob)
     truth = float(np.arange(m + 1) @ pmf) / m
     out = {}
-    for method in WILSON_METHODS:
+    for method in SUMS_METHODS:
         low, high = clustered_interval(totals, m, method)
         out[method] = [prob[(low <= truth) & (truth <= high)].sum(), prob[high < truth].sum(),
                        prob[low > truth].sum(), (prob * (high - low)).sum()]
@@ -39,7 +39,7 @@ def _by_multisets(pmf, K):
                                           (12, 8, 0.1, 0.5)])  # shear c = 3
 def test_sheared_enumeration_equals_every_multiset(K, m, p, rho):
     pmf = stats.betabinom.pmf(np.arange(m + 1), m, p * (1 - rho) / rho, (1 - p) * (1 - rho) / rho)
-    got = exact_coverages(pmf, K, WILSON_METHODS)
+    got = exact_coverages(pmf, K, SUMS_METHODS)
     for method, expected in _by_multisets(pmf, K).items():
         e = got[method]
         np.testing.assert_allclose([e.coverage, e.miss_low, e.miss_high, e.mean_width], expected, rtol=0,

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from escalation.estimators.stats import LIKELIHOOD_METHODS
 from escalation.studies import cell_seed, run_cells
 from escalation.studies.coverage._coverage import (
     BOOTSTRAP_METHODS,
@@ -65,9 +66,10 @@ def test_outputs_and_columns(smoke_runs):
     assert ((design["rho"] > 0) & (design["replicas"] > 1)).any()
     assert (design.loc[design["replicas"] == 1, "rho"] == 0).all()
     boot = table[table["method"].isin(BOOTSTRAP_METHODS)]
-    assert (boot["exact_coverage"] == "").all()  # never exact
+    monte_carlo_only = table["method"].isin(BOOTSTRAP_METHODS + LIKELIHOOD_METHODS)
+    assert (table.loc[monte_carlo_only, "exact_coverage"] == "").all()  # never exact
     equal = table["size_cv"] == 0
-    wilson_type = ~table["method"].isin(BOOTSTRAP_METHODS)
+    wilson_type = ~monte_carlo_only
     assert pd.to_numeric(table.loc[equal & wilson_type, "exact_coverage"]).between(0, 1).all()
     fixed = table["method"].isin(FIXED_RHO_METHODS)
     assert pd.to_numeric(table.loc[~equal & fixed, "exact_coverage"]).between(0, 1).all()
@@ -151,7 +153,7 @@ def test_wilson_monte_carlo_coverage_matches_exact_without_clustering(conditions
     design = _full_design(3000)
     row = _row(design, **conditions)
     for result in run_cell(row, cell_seed(SEED, row["cell"])):
-        if result["method"] not in BOOTSTRAP_METHODS:
+        if result["method"] not in BOOTSTRAP_METHODS + LIKELIHOOD_METHODS:  # Monte Carlo only
             assert _within_mcse(result, 3000), result
 
 
@@ -161,7 +163,7 @@ def test_estimated_rho_monte_carlo_coverage_matches_exact_with_clustering():
     row = _row(design, estimand="p_u", p=0.1, rho=0.2, scenarios=10, replicas=8, size_cv=0.0)
     results = {r["method"]: r for r in run_cell(row, cell_seed(SEED, row["cell"]))}
     for method in METHODS:
-        if method not in BOOTSTRAP_METHODS:
+        if method not in BOOTSTRAP_METHODS + LIKELIHOOD_METHODS:  # Monte Carlo only
             assert _within_mcse(results[method], 3000), method
     # the bootstraps ran on every replication and have no exact value
     assert all(results[m]["nsim"] == 3000 and math.isnan(results[m]["exact_coverage"]) for m in BOOTSTRAP_METHODS)

@@ -147,7 +147,7 @@ def test_a_grid_and_a_method_from_the_command_line(tmp_path, own_file, monkeypat
     code, printed, err = run_cli_output(monkeypatch, capsys, "study", "coverage", "--out", out, "--smoke", "--grid",
                                         grid, "--method", f"mine={own_file}:wilson", "--n-jobs", "2")
     assert code == 0, err
-    assert "2 cells x 9 methods" in printed
+    assert f"2 cells x {len(METHODS) + 1} methods" in printed
     design = pd.read_csv(out / "design.csv")
     # only the grid's cells: its cross product, and its nsim
     assert sorted(design["p"]) == [0.05, 0.2] and set(design["scenarios"]) == {4} and set(design["nsim"]) == {80}

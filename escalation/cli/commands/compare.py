@@ -206,8 +206,8 @@ def compare(
                                "100,000."),
     seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap."),
     interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help="The chosen interval, "
-                                      "whose p-value is printed. wilson-kish (default), wilson-kish-t, "
-                                      "wilson-kish-ucb or korn-graubard: Newcombe's, with these limits. "
+                                      "whose p-value is printed. wilson-kish (default) or another interval "
+                                      "of one rate: Newcombe's, with these limits. "
                                       "bootstrap-percentile or bootstrap-bca: the paired bootstrap of that kind "
                                       "(Newcombe's then has wilson-kish limits). Both are printed."),
     rho: Optional[float] = typer.Option(None, "--rho", metavar="RHO", help="Fix rho, between 0 and 1, for the "

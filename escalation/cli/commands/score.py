@@ -25,7 +25,7 @@ from escalation.cli.commands._archive_limits import (
 from escalation.cli.commands._report import SCORE_FIGURES, TIMELINES, report_files
 from escalation.cli.commands._study_options import Backend, cluster_arguments, scheduler_option
 from escalation.estimators.records import FORMATS as READER_FORMATS
-from escalation.estimators.stats import INTERVAL_METHODS, format_number
+from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_METHODS, INTERVAL_USES, format_number
 
 #: ``--format``: detection, or the format of a reader.
 FORMATS = ("auto", *READER_FORMATS)
@@ -36,8 +36,10 @@ Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_M
 
 INTERVAL_HELP = ("The interval of every figure. wilson-kish: the paper's (SPEC section 5). wilson-kish-t: the same "
                  "with a t quantile on scenarios - 1 degrees of freedom, wider with few scenarios. wilson-kish-ucb: "
-                 "rho replaced by its one-sided upper confidence bound. korn-graubard: inspect_ai's "
-                 "ci_wilson(cluster=). "
+                 "rho replaced by its one-sided upper confidence bound. wilson-cluster-t: inspect_ai's "
+                 "ci_wilson(cluster=) (named korn-graubard before 2026-12-04). korn-graubard: Korn & Graubard's "
+                 "Clopper-Pearson interval with the degrees-of-freedom adjustment. beta-binomial-profile, "
+                 "beta-binomial-bayes: the beta-binomial model's profile likelihood and credible interval. "
                  "bootstrap-percentile, bootstrap-bca: the cluster bootstrap (--seed fixes its resamples). The "
                  "README's coverage table says which holds its level for how many scenarios.")
 
@@ -173,7 +175,7 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     console.print(Text.assemble((plain(records, None), "bold"), f" ({fmt}): "
                                 f"{counted(summary['conversations'], 'conversation')}, scored {mode}"))
     table = Table(show_edge=False, header_style="bold")  # the figures alone: nothing from the input
-    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "deff", "n_eff"):
+    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "rho_used", "deff", "n_eff"):
         table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
     p = summary["paired"]
     rows = [("p_u under-escalation", summary["under"], f"{summary['under']['errors']}/{summary['under']['n']}"),
@@ -186,7 +188,7 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
         rate = r["pi"] if r is p else r["rate"]
         table.add_row(name, count, _fmt(rate), f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})",
                       counted(r["clusters"], "case") if r is p else str(r["clusters"]),
-                      _fmt(r["rho"], 3),
+                      _fmt(r["rho"], 3), _fmt(r.get("rho_used"), 3),
                       _fmt(r["deff"], 3), _fmt(r["n_eff"], 1))
     if not sys.stdout.isatty():  # a file or a pipe: the table at its own width, never a number cut to "1.0…"
         from rich.measure import Measurement
@@ -195,11 +197,15 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
         console.width = max(console.width, natural)
     console.print(table)
     note = ""
-    if summary["rho_fixed"] is None and any(r["rho"] is None and (r["deff"] or 1.0) > 1.0
+    if summary["rho_fixed"] is None and any(r["rho"] is None and r.get("rho_used", 1.0) == 1.0
+                                            and (r["deff"] or 1.0) > 1.0
                                             for r in (summary["under"], summary["over"], p)):
         note = ("; rho 'n/a' is undefined (one scenario, or every scenario of one conversation, or no variation of "
                 "the outcome): the interval then uses rho = 1")
     console.print(f"interval: {summary['interval']}{note}")
+    if summary["interval"] in INTERVAL_USES and summary["interval"] != DEFAULT_INTERVAL:  # the interval's design
+        console.print(f"rho_used, deff, n_eff: the interval's ({INTERVAL_USES[summary['interval']]}); the point "
+                      "estimate's design is rho_point and deff_point in summary.json")
     for warning in (w for w in summary["warnings"] if w not in apart):
         console.print(warning_line(warning))
     for key in ("under", "over"):
