@@ -21,3 +21,21 @@ def test_every_package_folder_is_listed():
             found.add(".".join((name, *relative.parts)))
     assert sorted(found - listed) == []
     assert sorted(listed - found) == []
+
+
+def test_the_layers_import_from_the_checkouts_root():
+    # Started in a clone's root, Python (and inspect eval, which puts that folder on sys.path) finds the folder
+    # escalation/ there before the installed mapping: the layers beside it must still import, and the task load.
+    import subprocess
+    import sys
+
+    code = ("import escalation.estimators.stats, escalation.simulate, escalation.suite, "
+            "escalation.integrations.inspect_ai._registry as r; print(r.__name__)")
+    for entry in ("", str(ROOT)):
+        done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {entry!r}); {code}"],
+                              cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    elsewhere = subprocess.run([sys.executable, "-c", "import escalation, os; "
+                                "print(escalation.__path__ == [os.path.dirname(escalation.__file__)])"],
+                               cwd=ROOT / "tests", capture_output=True, text=True)
+    assert elsewhere.stdout.strip() == "True", elsewhere.stderr  # found through the installed mapping: nothing added
