@@ -305,3 +305,30 @@ def test_the_suite_policy_is_the_default(runs, monkeypatch, capsys, tmp_path):
     code_given, given, _ = _leaderboard(monkeypatch, capsys, logs["careful"], "--json", "--out", tmp_path / "b",
                                         "--policy", suite_policy_path())
     assert code == code_given == 0 and orjson.loads(default) == orjson.loads(given)
+
+
+def test_a_folder_of_one_models_logs_ranks_as_its_run_in_one_log(runs, board, monkeypatch, capsys, tmp_path):
+    # A run made in parts (batches of cases, as a run that stops and resumes): a folder holds one model's logs.
+    folder, logs = runs
+    lines = logs["careful"].read_text().splitlines(keepends=True)
+    parts = tmp_path / "careful"
+    parts.mkdir()
+    (parts / "1.jsonl").write_text("".join(lines[: len(lines) // 2]))
+    (parts / "2.jsonl").write_text("".join(lines[len(lines) // 2:]))
+    code, printed, _ = _leaderboard(monkeypatch, capsys, parts, logs["silent"], logs["careful-again"], "--policy",
+                                    POLICY, "--out", tmp_path / "o", "--json")
+    assert code == 0
+    split, whole = orjson.loads(printed), board[0]
+    assert sorted(split) == sorted(whole)
+    for key in whole:
+        assert split[key] == whole[key], (key, split[key], whole[key])
+    # a folder whose logs name two models is refused, naming both
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for name in ("inspect_log.json", "inspect_log.eval"):
+        (mixed / name).write_bytes((READERS / name).read_bytes())
+    (mixed / "other.json").write_text((READERS / "inspect_log.json").read_text().replace("openai/gpt-4o",
+                                                                                         "openai/gpt-5"))
+    err = _one_line_error(*_leaderboard(monkeypatch, capsys, mixed, logs["silent"], "--policy", POLICY,
+                                        "--out", tmp_path / "o2"))
+    assert "2 models (openai/gpt-4o, openai/gpt-5)" in err and str(mixed) in err

@@ -30,7 +30,8 @@ HELP = (
     "Rank models that ran the same scenarios: p_u, p_o, pi and p_a of each, every pairwise difference, and the "
     "groups that cannot be told apart.\n\n"
     "Each LOG is one model's run of the paired ESC/ACT scenarios (an inspect_ai .eval or .json log, or any format "
-    "`escalation score` reads), scored as `escalation score` scores it: each model's figures and intervals are "
+    "`escalation score` reads; or a folder of one model's logs, a run made in parts), scored as `escalation "
+    "score` scores it: each model's figures and intervals are "
     "the ones `escalation score` prints for its log, and the differences between two models are the ones "
     "`escalation compare` prints for their two score folders (B minus A, A ranked above B). Models are ranked by "
     "pi, higher is better; ties by p_u, lower is better. p_a (lower is better) is the share of the conversations "
@@ -59,9 +60,24 @@ def _suite_policy() -> Path:
     return Path(suite_policy_path())
 
 
-def _model_names(logs: List[Path], names: Optional[List[str]], limits) -> List[str]:
-    """``--name`` once per LOG, else each log's ``eval.model``, else its file name without the suffix; unique."""
+def _log_name(log: Path, limits) -> str:
+    """The model a LOG names: an inspect_ai log's ``eval.model``; for a folder, the one model its logs name;
+    else the file's name without its suffix (the folder's name)."""
     from escalation.estimators.metric import log_model
+    from escalation.estimators.records import InputError, log_inputs
+
+    if not log.is_dir():
+        return log_model(log, limits) or log.stem
+    with log_inputs(log) as inputs:
+        models = sorted({m for m in (log_model(i.path, limits) for i in inputs.logs if i.path.is_file()) if m})
+    if len(models) > 1:
+        raise InputError(f"its logs name {len(models)} models ({', '.join(models)}): a folder holds one model's "
+                         "logs; give one folder or log per model", source=str(log))
+    return models[0] if models else log.name
+
+
+def _model_names(logs: List[Path], names: Optional[List[str]], limits) -> List[str]:
+    """``--name`` once per LOG, else each log's model (:func:`_log_name`); unique."""
     from escalation.estimators.records import InputError
 
     if names:
@@ -71,7 +87,7 @@ def _model_names(logs: List[Path], names: Optional[List[str]], limits) -> List[s
         if not all(name.strip() for name in names):
             raise InputError("a model name must not be empty", field="--name")
     else:
-        names = [log_model(log, limits) or log.stem for log in logs]
+        names = [_log_name(log, limits) for log in logs]
     seen: dict[str, Path] = {}
     for name, log in zip(names, logs):
         if name in seen:
@@ -138,7 +154,9 @@ def print_leaderboard(data: dict, *, out: Path) -> None:
 
 
 def leaderboard(
-    logs: List[Path] = typer.Argument(..., metavar="LOG", help="One log per model, all of the same scenarios."),
+    logs: List[Path] = typer.Argument(..., metavar="LOG", help="One log per model, or a folder of one model's "
+                                      "logs (a run in several parts, scored together as score scores a folder), "
+                                      "all of the same scenarios."),
     policy: Optional[Path] = typer.Option(None, "--policy", metavar="FILE", help="Policy file (JSON or TOML), "
                                           "the same for every log. Default: the project's suite policy."),
     format: str = typer.Option("auto", "--format", metavar="FORMAT",
@@ -178,8 +196,8 @@ def leaderboard(
     check_count("seed", seed, 0)
     limits = archive_limits(max_member_bytes, max_archive_bytes, max_document_bytes)
     for log in logs:
-        if not log.is_file():
-            raise InputError("no such file", source=str(log))
+        if not log.exists():
+            raise InputError("no such file or folder", source=str(log))
     check_out_dir(out, (*logs, policy), writes=("leaderboard.csv", "leaderboard.md", "differences.csv",
                                                  "differences.md", "leaderboard.png", "leaderboard.pdf",
                                                  "report.html"))
