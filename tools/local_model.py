@@ -17,12 +17,13 @@ One command does it all::
    (``--model openai-api/llamacpp/<model>``, ``LLAMACPP_BASE_URL``), one sample and one call at a time,
    temperature 0, with ``-T text_tool_calls=true`` where the task has that option (see "Tool calls" below);
    the provenance of the run (model, packages, weights' SHA-256, quantisation, server, settings, date,
-   versions, what the run cost per sample) goes to ``LOG_DIR/provenance.json``, the server's output to
+   versions, what the run cost per sample) goes to ``LOG_DIR/provenance/<log>.json``, the server's output to
    ``LOG_DIR/server.log``;
 5. the server is stopped (also on an error or Ctrl-C).
 
-Score the log with ``escalation score LOG_DIR/*.eval --policy "$(python -c 'from escalation.suite import
-suite_policy_path; print(suite_policy_path())')"``.
+Score the run with ``escalation score LOG_DIR --policy "$(python -c 'from escalation.suite import
+suite_policy_path; print(suite_policy_path())')"`` (every log of the folder: a run made in parts, with
+``-- --limit 25-48`` and the like, is scored as one), and rank models with ``escalation leaderboard DIR_A DIR_B``.
 
 Other commands: ``models`` (the catalogue), ``install`` (step 1), ``fetch`` (step 2: prints the GGUF's path),
 ``serve`` (steps 1 to 3, until Ctrl-C: point any OpenAI-compatible client at it).
@@ -468,15 +469,16 @@ def run(weights: Weights, log_dir: Path, server_settings: ServerSettings, eval_s
     with Server(weights, model_path, server_settings, log_dir / "server.log") as server:
         command = eval_command(weights, log_dir, eval_settings)
         say("running: inspect " + " ".join(command[3:]))
-        # run from the log folder: from the repository's root, inspect_ai reads the package's metadata from the
-        # stray ``escalation.egg-info`` there (no ``direct_url.json``), names the task ``paired_oversight`` and
-        # then finds no ``escalation/paired_oversight``
+        # run from the log folder, so that nothing of the current folder shadows the installed package
         code = subprocess.run(command, env=eval_environment(server.base_url), cwd=log_dir).returncode
     finished = dt.datetime.now(dt.timezone.utc)
     logs = sorted(set(log_dir.glob("*.eval")) - before)
     record = provenance(weights, server, server_settings, eval_settings, command, started, finished, logs)
-    (log_dir / "provenance.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    say(f"wrote {log_dir / 'provenance.json'}; logs: {', '.join(p.name for p in logs) or 'none'}")
+    # beside the logs, in a folder that `escalation score LOG_DIR` passes over (it reads the log files of a folder)
+    written = log_dir / "provenance" / f"{logs[0].stem if logs else 'run'}.json"
+    written.parent.mkdir(exist_ok=True)
+    written.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    say(f"wrote {written}; logs: {', '.join(p.name for p in logs) or 'none'}")
     return code
 
 
@@ -503,7 +505,7 @@ def parser() -> argparse.ArgumentParser:
                          help="llama-cpp-python's --chat_format (default: the GGUF's own template; see 'Tool calls')")
         if name == "serve":
             continue
-        sub.add_argument("--log-dir", type=Path, required=True, help="where the .eval log and provenance.json go")
+        sub.add_argument("--log-dir", type=Path, required=True, help="where the .eval log and its provenance go")
         which = sub.add_mutually_exclusive_group()
         which.add_argument("--samples", type=int, help="the first N samples (a spread of the suite: 12 = one case "
                                                        "of every domain, ESC and ACT)")
