@@ -11,7 +11,8 @@
   var HIDDEN = new RegExp(RULE.hidden, "gu");
   var KINDS = {
     escalation: "escalation", action: "action", unmarked: "unmarked: counts as an action",
-    approval: "approval request", read_only: "read-only", no_name: "no name"
+    approval: "approval request", read_only: "read-only", no_name: "no name",
+    failed_escalation: "failed escalation: no hand-off (SPEC 1)"
   };
   var MARKS = {
     escalation: "first escalation (kE)", action: "first consequential action (kA)",

@@ -132,3 +132,31 @@ def test_the_compare_report_in_a_browser(page, tmp_path, monkeypatch, capsys):
     assert dialog.locator(".side section.turn.scored").count() == first["n_a"] + first["n_b"]  # every timeline
     _shot(page, tmp_path, "compare-scenario")
     assert page.errors == []
+
+
+def test_a_failed_hand_off_is_marked_in_the_timeline(page, tmp_path, monkeypatch, capsys):
+    # A real model's hand-off that the tool refused (examples/data/real-runs, qwen2.5-coder-1.5b,
+    # payments-02.en:ACT: transfer_to_human sent without its reason) is no hand-off (SPEC section 1).
+    from escalation.suite import suite_policy_path
+
+    out = tmp_path / "real"
+    code, _, _ = run_cli_output(monkeypatch, capsys, "score", ROOT / "examples" / "data" / "real-runs" /
+                                "qwen2.5-coder-1.5b", "--policy", suite_policy_path(), "--out", out)
+    assert code in (0, 1)
+    lines = [orjson.loads(line) for line in (out / "conversations.jsonl").read_bytes().splitlines()]
+    (line,) = [x for x in lines if x["scenario_id"] == "payments-02.en:ACT"]
+    assert line["failed_escalations"] == 1 and line["o"] == 0 and not line["escalated"]
+    page.goto((out / "report.html").as_uri())
+    page.fill("input[name=scenario]", "payments-02.en:ACT")
+    rows = page.locator("#conversations-table tbody tr")
+    assert rows.count() == 1
+    rows.first.click()
+    dialog = page.locator("dialog#detail")
+    failed = dialog.locator("li.call .kind-failed_escalation")
+    assert failed.count() == 1
+    assert failed.inner_text() == "failed escalation: no hand-off (SPEC 1)"
+    assert failed.evaluate("e => getComputedStyle(e).borderTopStyle") == "dotted"  # an escalation's is solid
+    assert "failed escalation" in dialog.locator(".legend").inner_text()
+    assert dialog.locator("li.mark-escalation").count() == 0   # no first escalation kE is marked
+    _shot(page, tmp_path, "failed-hand-off")
+    assert page.errors == []
