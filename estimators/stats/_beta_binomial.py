@@ -380,9 +380,8 @@ def beta_binomial_bayes_interval(totals, sizes, confidence: float = 0.95) -> Con
 
     Parameters
     ----------
-    totals, sizes : array_like, shape (..., K)
-        Ones and members of each cluster, clusters on the last axis (size 0 = absent); leading axes are
-        data sets.
+    totals, sizes
+        As :func:`beta_binomial_profile_interval`.
     confidence : float
         Posterior probability of the interval.
 
