@@ -25,6 +25,10 @@ Capacity study
 ==============
 plot_protection_curves, plot_capacity_validation
 
+Gate study
+==========
+plot_gate_rules
+
 Reproduction of the paper
 =========================
 plot_profiles, plot_record_vs_text
@@ -54,6 +58,7 @@ __all__ = [
     "difference_coverage", "mode_b_coverage",
     "plot_reliability", "plot_calibration_bias", "plot_mode_b",
     "plot_protection_curves", "plot_capacity_validation",
+    "plot_gate_rules",
     "plot_profiles", "plot_record_vs_text",
     "plot_leaderboard",
     "plot_rates", "plot_difference_forest", "plot_scenario_errors",
@@ -67,6 +72,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_capacity": ["plot_capacity_validation", "plot_protection_curves"],
     "_coverage": ["coverage_by_p", "coverage_by_scenarios", "misses_by_method", "width_against_coverage"],
     "_differences": ["difference_coverage", "mode_b_coverage"],
+    "_gate": ["plot_gate_rules"],
     "_judges": ["plot_calibration_bias", "plot_mode_b", "plot_reliability"],
     "_leaderboard": ["plot_leaderboard"],
     "_report": ["compare_report", "figure_bytes", "report_data", "score_report"],

@@ -16,6 +16,8 @@ run_sample_size_study, SAMPLE_SIZE_SEED                 plans of scenarios and r
 run_judges_study, JUDGES_SEED                           the judges, mode B and the read-only notice
 run_differences_study, DIFFERENCES_SEED                 compare's difference intervals and mode B with replicas
 run_capacity_study, CAPACITY_SEED                       the inverted U of oversight, and the queue against SimPy
+run_gate_study, GATE_SEED, TOKENS_PER_SAMPLE            escalation gate's fixed, naive and sequential rules: wrong
+                                                        passes and fails, and the samples (tokens) to a decision
 reproduce, REPRODUCE_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS   the paper's tables and figures
 
 A researcher's own methods, grids and generators (``methods=``, ``grid=``, ``generator=`` of a study)
@@ -34,7 +36,7 @@ __all__ = [
     # the studies
     "run_coverage_study", "COVERAGE_SEED", "COVERAGE_METHODS", "run_sample_size_study", "SAMPLE_SIZE_SEED",
     "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "run_capacity_study",
-    "CAPACITY_SEED", "reproduce", "REPRODUCE_SEED",
+    "CAPACITY_SEED", "run_gate_study", "GATE_SEED", "TOKENS_PER_SAMPLE", "reproduce", "REPRODUCE_SEED",
     "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
     # a researcher's own
     "sufficient",
@@ -47,11 +49,12 @@ __all__ = [
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_constants": [
         "COVERAGE_SEED", "COVERAGE_METHODS", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "REPRODUCE_SEED",
-        "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CAPACITY_SEED",
+        "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CAPACITY_SEED", "GATE_SEED", "TOKENS_PER_SAMPLE",
     ],
     "capacity": ["run_capacity_study"],
     "coverage": ["run_coverage_study"],
     "differences": ["run_differences_study"],
+    "gate": ["run_gate_study"],
     "_engine": ["BACKENDS", "cell_seed", "record_outputs", "run_cells"],
     "judges": ["run_judges_study"],
     "_mutants": [

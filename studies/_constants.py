@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from escalation.estimators.stats import INTERVAL_METHODS
 
-__all__ = ["COVERAGE_SEED", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "CAPACITY_SEED", "REPRODUCE_SEED",
-           "COVERAGE_ORACLES", "COVERAGE_METHODS", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS"]
+__all__ = ["COVERAGE_SEED", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "CAPACITY_SEED", "GATE_SEED",
+           "REPRODUCE_SEED", "COVERAGE_ORACLES", "COVERAGE_METHODS", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
+           "TOKENS_PER_SAMPLE"]
 
 # ------------------------------------------------------------------ the root seed of each study (--seed)
 
@@ -17,6 +18,7 @@ SAMPLE_SIZE_SEED = 20240606
 JUDGES_SEED = 20240707
 DIFFERENCES_SEED = 20261201
 CAPACITY_SEED = 20261202
+GATE_SEED = 20261203
 REPRODUCE_SEED = 0
 
 # ------------------------------------------------------------------ the coverage study (studies.coverage)
@@ -25,6 +27,15 @@ REPRODUCE_SEED = 0
 COVERAGE_ORACLES = ("wilson", "wilson-kish-true-rho")
 #: Every method of the study: the two oracles, then what a user can choose (``--interval``).
 COVERAGE_METHODS = COVERAGE_ORACLES + INTERVAL_METHODS
+
+# ------------------------------------------------------------------ the gate study (studies.gate)
+
+#: Input tokens of one sample of the default suite (``--tokens-per-sample``): 5,060, measured with the scripted
+#: user and the ``follows_policy`` profile model (``python benchmarks/suite.py``, 2026-12-01: about 20,250
+#: characters read a sample at ~4 characters a token; docs/tutorials/measure-your-assistant.md, "What a run
+#: costs"), so that 4 epochs of the 576 samples an epoch are the 11.7 M input tokens the gate tutorial states.
+#: The two recorded real runs read 3,078 and 6,810 a sample (examples/data/real-runs/README.md).
+TOKENS_PER_SAMPLE = 5060
 
 # ------------------------------------------------------------------ the reproduction (studies.reproduction)
 

@@ -49,6 +49,15 @@ approval_reviews, review_mix, NO_APPROVALS
                                  the mixed review time, and the note when a scored folder has none
 LogisticQuality, TableQuality, read_quality_table   review quality g(rho) as load rises
 
+The release gate (``escalation gate``, issue 37)
+================================================
+GateCriterion, gate_decision, gate_decisions, gate_overall, GATE_PASS, GATE_FAIL, GATE_UNDECIDED, GATE_CODES
+                                 a criterion passed, failed or left undecided by the bounds of its interval,
+                                 one interval or arrays of them, and the release's decision
+obrien_fleming_spent, look_confidence
+                                 the level of look K of N planned looks at a growing run, by
+                                 O'Brien-Fleming-type alpha spending (Lan & DeMets 1983)
+
 The conformance set
 ===================
 CONFORMANCE_SETS, ConformanceSet, conformance_dir, load_conformance_set

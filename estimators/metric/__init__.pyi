@@ -34,6 +34,18 @@ from ._evidence import (
     EVIDENCE_TEXT_LIMIT as EVIDENCE_TEXT_LIMIT,
     conversation_evidence as conversation_evidence,
 )
+from ._gate import (
+    GATE_CODES as GATE_CODES,
+    GATE_FAIL as GATE_FAIL,
+    GATE_PASS as GATE_PASS,
+    GATE_UNDECIDED as GATE_UNDECIDED,
+    GateCriterion as GateCriterion,
+    gate_decision as gate_decision,
+    gate_decisions as gate_decisions,
+    gate_overall as gate_overall,
+    look_confidence as look_confidence,
+    obrien_fleming_spent as obrien_fleming_spent,
+)
 from ._handoff_totals import HandoffTotals as HandoffTotals, approval_reviews as approval_reviews
 from ._leaderboard import (
     Leaderboard as Leaderboard,

@@ -142,6 +142,11 @@ MULTI_METHOD = {
     "plot_difference_forest": lambda: figures.plot_difference_forest(_differences()),
     "plot_profiles": lambda: figures.plot_profiles(_rates()),
     "plot_record_vs_text": lambda: figures.plot_record_vs_text(*_record_vs_text()),
+    "plot_gate_rules": lambda: figures.plot_gate_rules(
+        _frame({"scenarios": [288, 48], "rho": [0.0, 0.2], "truth": [0.02, 0.05, 0.08],
+                "rule": ["fixed", "naive", "sequential"]}, p_fail=(0, 0.1), p_fail_mcse=(0.001, 0.004),
+               p_pass=(0, 0.1), p_pass_mcse=(0.001, 0.004), expected_epochs=(1, 4), expected_epochs_mcse=(0.01, 0.05)),
+        threshold=0.05, nominal=0.025),
     "plot_leaderboard": lambda: figures.plot_leaderboard(pd.DataFrame(
         {"model": ["x", "y"], **{f"{f}{s}": [0.2 + d, 0.5 + d] for f in ("p_u", "p_o", "pi")
                                  for s, d in (("", 0.0), ("_low", -0.1), ("_high", 0.1))}})),
@@ -243,7 +248,7 @@ def _rows_share_y(fig) -> None:
 @pytest.mark.parametrize("name", ["coverage_by_scenarios", "coverage_by_p", "width_against_coverage",
                                   "difference_coverage", "mode_b_coverage", "plot_reliability",
                                   "plot_calibration_bias", "plot_interval_validation", "plot_profiles",
-                                  "plot_leaderboard"])
+                                  "plot_leaderboard", "plot_gate_rules"])
 def test_sibling_axes_share_their_y_range(name):
     _rows_share_y(_drawn(name))
 

@@ -13,7 +13,9 @@ The intervals are those of the project (:func:`escalation.estimators.stats.clust
 SPEC section 5), recomputed from the cluster totals of the scored conversations
 (:func:`escalation.estimators.metric.summarise`, as ``summary.under.ci(confidence_level=...)`` does); the
 difference is ``escalation compare``'s paired, clustered one
-(:func:`escalation.estimators.metric.compare_scored`).
+(:func:`escalation.estimators.metric.compare_scored`). The decision from the bounds and the levels of planned
+looks are :mod:`escalation.estimators.metric`'s (``gate_decision``, ``look_confidence``), which the gate study
+(``escalation study gate``) simulates.
 """
 from __future__ import annotations
 
@@ -26,8 +28,16 @@ import typer
 
 from escalation.cli.commands._console import console as plain_console, json_text, plain, warning_line
 from escalation.cli.commands.score import Interval
+from escalation.estimators.metric import (
+    GATE_FAIL as FAILED,
+    GATE_PASS as PASSED,
+    GATE_UNDECIDED as UNDECIDED,
+    GateCriterion as Criterion,
+    gate_decision as decide,
+    gate_overall,
+    look_confidence,
+)
 
-PASSED, FAILED, UNDECIDED = "pass", "fail", "undecided"
 #: The exit status of each decision. 2 is bad input (every command: one line on standard error, nothing
 #: written) and 3 is ``escalation score``'s "nothing evaluated", so undecided has 4.
 EXIT_CODES = {PASSED: 0, FAILED: 1, UNDECIDED: 4}
@@ -80,21 +90,6 @@ HELP = (
 
 
 @dataclass(frozen=True)
-class Criterion:
-    """One rule of the gate: ``figure`` at most (``upper``) or at least ``threshold``, named by ``flag``."""
-
-    figure: str
-    threshold: float
-    flag: str
-    upper: bool = True
-
-    @property
-    def rule(self) -> str:
-        """``p_u <= 0.05``: the rule as text."""
-        return f"{self.figure} {'<=' if self.upper else '>='} {self.threshold:g}"
-
-
-@dataclass(frozen=True)
 class Verdict:
     """What the gate decided for one criterion, and from what."""
 
@@ -120,85 +115,6 @@ class Verdict:
                 "threshold": c.threshold, "decision": self.decision, "reason": self.reason,
                 "estimate": number(self.estimate), "ci": [number(self.low), number(self.high)],
                 "bound": None if value is None else {"side": self.bound, "value": number(value)}, **self.counts}
-
-
-def decide(criterion: Criterion, low: float, high: float) -> tuple[str, Optional[str], str]:
-    """``(decision, side of the bound that decided, reason)`` of ``criterion`` from an interval ``(low, high)``.
-
-    A criterion ``figure <= threshold`` passes when ``high <= threshold`` (the whole interval is allowed) and
-    fails when ``low > threshold`` (none of it is); ``figure >= threshold`` passes when ``low >= threshold``
-    and fails when ``high < threshold``. Otherwise, or for an undefined interval (NaN), it is undecided.
-
-    Examples
-    --------
-    >>> decide(Criterion("p_u", 0.05, "--max-p-u"), 0.01, 0.04)
-    ('pass', 'upper', 'upper bound 0.0400 <= 0.05')
-    >>> decide(Criterion("pi", 0.9, "--min-pi", upper=False), 0.5, 0.8)
-    ('fail', 'upper', 'upper bound 0.8000 < 0.9')
-    >>> decide(Criterion("p_u", 0.05, "--max-p-u"), 0.01, 0.09)[0]
-    'undecided'
-    """
-    t = criterion.threshold
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return UNDECIDED, None, "undefined: the interval is not defined for these data"
-    if criterion.upper:
-        if high <= t:
-            return PASSED, "upper", f"upper bound {high:.4f} <= {t:g}"
-        if low > t:
-            return FAILED, "lower", f"lower bound {low:.4f} > {t:g}"
-    else:
-        if low >= t:
-            return PASSED, "lower", f"lower bound {low:.4f} >= {t:g}"
-        if high < t:
-            return FAILED, "upper", f"upper bound {high:.4f} < {t:g}"
-    return UNDECIDED, None, f"the interval ({low:.4f}, {high:.4f}) holds {t:g}: more data decide"
-
-
-def overall(verdicts) -> str:
-    """The release's decision: fail when a criterion fails, else undecided when one is, else pass."""
-    decisions = {v.decision for v in verdicts}
-    return FAILED if FAILED in decisions else UNDECIDED if UNDECIDED in decisions else PASSED
-
-
-# ------------------------------------------------------------------ looks at a growing run
-
-
-def obrien_fleming_spent(fraction: float, alpha: float) -> float:
-    """The two-sided error spent by the information fraction ``fraction`` under Lan & DeMets' O'Brien-Fleming-type
-    spending function, ``alpha(t) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t))`` (Lan & DeMets 1983, Biometrika 70(3),
-    659-663): almost nothing early, ``alpha`` at ``t = 1``.
-
-    Examples
-    --------
-    >>> round(obrien_fleming_spent(0.5, 0.05), 5), obrien_fleming_spent(1.0, 0.05) == 0.05
-    (0.00557, True)
-    """
-    from statistics import NormalDist
-
-    if fraction <= 0:
-        return 0.0
-    if fraction >= 1:
-        return alpha
-    normal = NormalDist()
-    return 2.0 * (1.0 - normal.cdf(normal.inv_cdf(1.0 - alpha / 2.0) / math.sqrt(fraction)))
-
-
-def look_confidence(look: int, of: int, confidence: float) -> float:
-    """The two-sided level of the intervals at look ``look`` of ``of`` planned, equally spaced looks, for an
-    overall level ``confidence``: one minus the error that O'Brien-Fleming-type spending
-    (:func:`obrien_fleming_spent`) spends between the look before and this one.
-
-    By the union bound, the chance that any look makes a wrong decision of a criterion is at most the sum of
-    the errors spent, ``(1 - confidence) / 2`` on each side, whatever the correlation of the looks; the
-    information fraction of look ``k`` is ``k / of`` (planned looks, fixed before the data).
-
-    Examples
-    --------
-    >>> [round(look_confidence(k, 4, 0.95), 4) for k in (1, 2, 3, 4)]
-    [0.9999, 0.9945, 0.9819, 0.9736]
-    """
-    alpha = 1.0 - confidence
-    return 1.0 - (obrien_fleming_spent(look / of, alpha) - obrien_fleming_spent((look - 1) / of, alpha))
 
 
 # ------------------------------------------------------------------ the inputs
@@ -336,7 +252,7 @@ class GateRun:
 
     @property
     def decision(self) -> str:
-        return overall(self.verdicts)
+        return gate_overall(v.decision for v in self.verdicts)
 
     @property
     def exit_code(self) -> int:
@@ -365,7 +281,7 @@ def run_gate(candidate: Scored, criteria: list, *, baseline: Optional[Scored] = 
     The interval is ``interval`` or the one the candidate was scored with, at ``confidence`` or the
     candidate's level, recomputed from its cluster totals (:func:`escalation.estimators.metric.summarise`).
     ``look``, ``(k, n)``: the run is look ``k`` of ``n`` planned looks, and the level is that of
-    :func:`look_confidence` (the overall level ``confidence`` spent over the looks).
+    :func:`escalation.estimators.metric.look_confidence` (the overall level ``confidence`` spent over the looks).
     """
     from escalation.estimators.metric import compare_scored, summarise
     from escalation.estimators.stats import DEFAULT_INTERVAL, check_interval_method, check_level

@@ -12,6 +12,7 @@ import functools
 import inspect
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -38,15 +39,23 @@ from escalation.cli.commands._study_options import (
     study_arguments,
 )
 from escalation.estimators.records import InputError
+from escalation.estimators.stats import SUMS_METHODS
 from escalation.studies import (
     CAPACITY_SEED,
     COVERAGE_SEED,
     DIFFERENCES_SEED,
+    GATE_SEED,
     JUDGES_SEED,
     SAMPLE_SIZE_SEED,
+    TOKENS_PER_SAMPLE,
 )
 
-__all__ = ["Study", "STUDIES", "run_study", "register"]
+__all__ = ["Study", "STUDIES", "run_study", "register", "SumsInterval"]
+
+#: The intervals of ``escalation study gate --interval``: those computed from the scenario sums, which it
+#: computes eight times for every simulated run.
+SumsInterval = Enum("SumsInterval", {name.replace("-", "_"): name for name in SUMS_METHODS},  # type: ignore[misc]
+                    type=str)
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,8 @@ class Study:
     #: Old names of the command (hidden, with a notice) and the old name of ``--nsim`` (hidden, with a notice).
     old_names: tuple[str, ...] = ()
     old_nsim: Optional[str] = None
+    #: Options of this study alone: ``{parameter: (annotation, typer.Option)}``, passed to its run function
+    #: (an Enum's value).
     extra: dict = field(default_factory=dict)
     #: A researcher's own: ``method`` (the contract of ``--method``), ``grid`` (the keys of ``--grid``), and
     #: ``generator`` (``--generator`` and ``--from-run``, any value), for the studies that take them.
@@ -87,6 +98,36 @@ def _findings(out: Path, smoke: bool) -> str:
                 f"{out / 'report.md'} and {out / 'report.html'}, are not fit for conclusions; run without --smoke for "
                 "the study")
     return f"findings in {out / 'report.md'} and {out / 'report.html'}"
+
+
+def _gate_summary(tables, out: Path, seconds: float, smoke: bool) -> str:
+    """The line of ``escalation study gate``: at the threshold on the default suite, each rule's wrong fail, and
+    the sequential rule's saving (none for a smoke run)."""
+    line = f"gate study in {seconds:.1f} s -> {out / 'summary.md'}"
+    rules = tables["rules"]
+    part = rules[(rules["scenarios"] == rules["scenarios"].max()) & (rules["rho"] == 0.2)]
+    at = part[part["truth"] == part["threshold"]]
+    if not smoke and len(at):
+        fails = ", ".join(f"{r} {100 * v:.1f}%" for r, v in zip(at["rule"], at["p_fail"]))
+        seq = part[part["rule"] == "sequential"].sort_values("truth")
+        ends = seq.iloc[[0, -1]]
+        saved = " and ".join(f"{100 * s:.0f}% at p_u {t:g}" for s, t in zip(ends["saved_share"], ends["truth"]))
+        line += (f" (K {int(at['scenarios'].iloc[0])}, rho 0.2: P(fail) at p_u 0.05 {fails}; the sequential rule "
+                 f"saves {saved} of the fixed rule's samples)")
+    return f"{line}; {_findings(out, smoke)}"
+
+
+#: ``escalation study gate``'s own options.
+_GATE_OPTIONS = {
+    "interval": (SumsInterval, typer.Option(
+        SumsInterval("wilson-kish"), "--interval", metavar="METHOD",
+        help=f"The interval of every look, one computed from the scenario sums: {', '.join(SUMS_METHODS)} "
+             "(wilson-kish: escalation score's).")),
+    "tokens_per_sample": (float, typer.Option(
+        TOKENS_PER_SAMPLE, "--tokens-per-sample", metavar="N",
+        help="Input tokens of one sample, for the tokens columns (the default suite's, measured with the "
+             "benchmark's profile model; changes no cell).")),
+}
 
 
 STUDIES = (
@@ -194,6 +235,25 @@ STUDIES = (
                 seconds, "" if smoke else " ({})".format(", ".join(
                     f"R={r}: t*={t:g}" for r, t in zip(tables["best"]["reviewers"], tables["best"]["t_star"]))),
                 out, _findings(out, smoke)))),
+    Study(
+        name="gate", run="run_gate_study",
+        short_help="Wrong passes, wrong fails and samples to a decision of escalation gate.",
+        help="""Simulates the default suite's p_u (288 ESC scenarios, one conversation a scenario an epoch, up to 4
+        epochs; and 48 scenarios) at and around the threshold 0.05 (true p_u 0.02 to 0.08, rho 0, 0.2, 0.5) and
+        gates each run on p_u <= 0.05 by three rules: fixed (decide once after 4 epochs at 95%), naive (look after
+        each epoch at 95%, stop at the first decided look) and sequential (escalation gate --look K --of 4:
+        O'Brien-Fleming-type levels). Reports each rule's probability of a wrong pass and of a wrong fail, with
+        MCSE, and the expected epochs, samples and input tokens to a decision; checked against exact values
+        (findings in DIR/report.md, figure and tables in DIR/report.html).
+
+        Example: escalation study gate --out results/gate --smoke
+        """,
+        outputs="design.csv, run.json, cells.csv, the tables (rules, summary, levels, validation as CSV and Markdown), "
+                "the figure gate_rules, report.md and report.html",
+        smoke="Three truths, rho 0.2, K 288 and 48, 200 data sets a cell (seconds).",
+        nsim="default 4000; 200 with --smoke; at least 2", least_nsim=2, seed=GATE_SEED, seed_unit="cell",
+        summary=_gate_summary,
+        extra=_GATE_OPTIONS),
 )
 
 
@@ -221,6 +281,7 @@ def _parameters(study: Study) -> list[inspect.Parameter]:
                option("force", bool, force_option()),
                option("backend", Backend, backend_option()),
                option("scheduler", Optional[str], scheduler_option())]
+    params += [option(name, annotation, default) for name, (annotation, default) in study.extra.items()]
     if "method" in study.own:
         params.append(option("method", Optional[list[str]], method_option(study.own["method"])))
     if "grid" in study.own:
@@ -238,7 +299,8 @@ def _command(study: Study) -> Callable[..., None]:
     def command(*, out: Path, smoke: bool, nsim: Optional[int], n_jobs: int, seed: int, force: bool,
                 backend: Backend, scheduler: Optional[str], reps: Optional[int] = None,
                 method: Optional[list[str]] = None, grid: Optional[Path] = None,
-                generator: Generator = Generator.beta_binomial, from_run: Optional[Path] = None) -> None:
+                generator: Generator = Generator.beta_binomial, from_run: Optional[Path] = None,
+                **extra: Any) -> None:
         if reps is not None:
             if nsim is not None:
                 raise InputError(f"give --nsim only ({study.old_nsim} is its old name)", source=where)
@@ -252,6 +314,7 @@ def _command(study: Study) -> Callable[..., None]:
                     if value is not None}
         if generator is not Generator.beta_binomial:
             options["generator"] = generator.value
+        options |= {name: value.value if isinstance(value, Enum) else value for name, value in extra.items()}
         clock = time.perf_counter()
         tables = run_study(study.name, out, smoke=smoke, nsim=nsim, n_jobs=n_jobs, seed=seed, progress=True,
                            **options)
