@@ -30,12 +30,11 @@ COVERAGE_METHODS = COVERAGE_ORACLES + INTERVAL_METHODS
 
 # ------------------------------------------------------------------ the gate study (studies.gate)
 
-#: Input tokens of one sample of the default suite (``--tokens-per-sample``): 5,060, measured with the scripted
-#: user and the ``follows_policy`` profile model (``python benchmarks/suite.py``, 2026-12-01: about 20,250
-#: characters read a sample at ~4 characters a token; docs/tutorials/measure-your-assistant.md, "What a run
-#: costs"), so that 4 epochs of the 576 samples an epoch are the 11.7 M input tokens the gate tutorial states.
-#: The two recorded real runs read 3,078 and 6,810 a sample (examples/data/real-runs/README.md).
-TOKENS_PER_SAMPLE = 5060
+#: Input tokens of one sample of the default suite (``--tokens-per-sample``): 4,650, the mean of the 48 samples
+#: of Qwen2.5-Coder-1.5B-Instruct's recorded run, counted by its server (examples/data/real-runs/README.md,
+#: "What a run costs"; ``python benchmarks/suite.py --log``): 4 epochs of the 576 samples an epoch are then
+#: 10.7 M input tokens. The 0.5B model, which loops on failing calls, read 7,260 a sample.
+TOKENS_PER_SAMPLE = 4650
 
 # ------------------------------------------------------------------ the reproduction (studies.reproduction)
 
