@@ -31,7 +31,7 @@ DegenerateIntervalWarning        the cluster bootstrap, of one rate or of two as
 resampled_cluster_sums, percentile_interval, percentile_positions
                                  its resampling and percentile rule, for draws of several totals at once
 newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
-exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES
+exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES, MAX_UNEQUAL_STATES
                                  the exact coverage of the intervals of the cluster sums
 nan_to_none                      an undefined number as JSON's null
 format_number                    a number as text for a person, ``n/a`` where undefined

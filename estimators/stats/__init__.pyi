@@ -57,6 +57,7 @@ from ._difference import newcombe_paired_interval as newcombe_paired_interval, p
 from ._difference_plan import DifferencePlan as DifferencePlan, plan_difference as plan_difference
 from ._exact import (
     MAX_ESTIMATED_RHO_STATES as MAX_ESTIMATED_RHO_STATES,
+    MAX_UNEQUAL_STATES as MAX_UNEQUAL_STATES,
     ExactCoverage as ExactCoverage,
     exact_coverage as exact_coverage,
     exact_coverages as exact_coverages,

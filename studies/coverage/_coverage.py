@@ -38,13 +38,26 @@ Performance measures
     where the interval is defined. An undefined interval (BCa with no variation between
     clusters) counts as not covering and as neither miss. Beside them, the exact coverage,
     misses and mean width (no Monte Carlo error) wherever they can be computed: every
-    method of the cluster sums (``SUMS_METHODS``) with equal sizes
-    (:func:`escalation.estimators.stats.exact_coverages`), and the two fixed-rho methods with unequal
-    sizes (:func:`escalation.estimators.stats.exact_coverage` with one pmf per cluster). The
+    method of the cluster sums (``SUMS_METHODS``) with equal sizes, and with unequal sizes where
+    the enumeration stays within :data:`escalation.estimators.stats.MAX_UNEQUAL_STATES` (every cell
+    with K <= 10, most with K = 30 and m = 3, some beyond; :func:`escalation.estimators.stats.exact_coverages`
+    with one pmf per cluster), and the two fixed-rho methods in every cell
+    (:func:`escalation.estimators.stats.exact_coverage`). The
     beta-binomial methods read the histogram of the cluster totals: Monte Carlo only. The
     bootstraps are Monte Carlo only: on every replication with equal sizes, on
     :data:`BOOTSTRAP_NSIM_UNEQUAL` with unequal sizes, and not at all with unequal sizes and
     ``K > UNEQUAL_BOOTSTRAP_MAX_K`` (see there).
+Borderline cells (``rerun``, on by default, off with ``smoke``)
+    Whether an interval holds in a group of cells (:mod:`._report`) turns on each cell's coverage
+    against :data:`FLOOR` with a tolerance of :data:`TOLERANCE_MCSE` Monte Carlo standard errors: with
+    2000 data sets (MCSE about 0.006) a method truly at 0.92 in a cell passes there with probability
+    0.65 and one at 0.91 with 0.11; after a rerun to an MCSE of 0.003, 0.07 and 3e-7 (normal
+    approximation). So a cell where some candidate (not an oracle) has no exact value and a Monte
+    Carlo coverage ``c`` with ``c - 2 MCSE < FLOOR <= c + 2 MCSE`` and MCSE above :data:`RERUN_MCSE`
+    is run again, on data sets of its own, until every such method's MCSE is at most
+    :data:`RERUN_MCSE` (:func:`run_cell`); its rows of ``coverage.csv`` are the rerun's (column
+    ``rerun``, their ``nsim``). Any such candidate, not only the cell's lowest: each method's verdict
+    is its own.
 
 A researcher's own (``run_coverage_study(methods=, grid=, generator=, from_run=)``, and the command's
 ``--method``, ``--grid``, ``--generator``, ``--from-run``): their intervals run beside the methods above on
@@ -56,7 +69,9 @@ method is Monte Carlo.
 Reproducibility: cell ``i`` uses child ``i`` of the root ``SeedSequence``; within a cell the
 replications run in chunks of ``CHUNK`` with child ``c`` of the cell's seed (data first, then
 the bootstrap of the chunk's first replications), so ``replay_replication`` recomputes one
-replication from the root seed alone, and the results do not depend on ``n_jobs``.
+replication from the root seed alone, and the results do not depend on ``n_jobs``. A rerun is the
+same with child :data:`RERUN_CHILD` of the cell's seed in place of the cell's seed (:func:`rerun_seed`):
+``replay_replication(..., rerun=True)`` replays it.
 """
 from __future__ import annotations
 
@@ -104,14 +119,16 @@ from ._generators import GENERATORS, RunRates, checked_totals, logit_normal, obs
 from ._own_exact import exact_performance, states
 
 __all__ = ["METHODS", "ORACLES", "FIXED_RHO_METHODS", "BOOTSTRAP_METHODS", "ESTIMANDS", "COLUMNS", "FULL_GRID",
-           "SMOKE_GRID", "GRID_KEYS", "scenario_sizes", "build_design", "cell_sizes", "run_cell", "cell_intervals",
-           "run_coverage_study", "replay_replication", "pair_cluster_pmf", "pair_outcome_icc", "beta_binomial"]
+           "SMOKE_GRID", "GRID_KEYS", "FLOOR", "TOLERANCE_MCSE", "RERUN_MCSE", "RERUN_CHILD", "scenario_sizes",
+           "build_design", "cell_sizes", "run_cell", "cell_intervals", "rerun_seed", "run_coverage_study",
+           "replay_replication", "pair_cluster_pmf", "pair_outcome_icc", "beta_binomial"]
 
-#: The methods whose exact coverage is computable with unequal sizes (rho fixed).
+#: The methods whose exact coverage is computable in every cell with unequal sizes (rho fixed; the other
+#: methods of the cluster sums where the enumeration's budget allows).
 FIXED_RHO_METHODS = ORACLES
 BOOTSTRAP_METHODS = ("bootstrap-percentile", "bootstrap-bca")
 ESTIMANDS = ("p_u", "pi")
-COLUMNS = ("method", "estimand", "p", "rho", "scenarios", "replicas", "size_cv", "nsim", "coverage",
+COLUMNS = ("method", "estimand", "p", "rho", "scenarios", "replicas", "size_cv", "nsim", "rerun", "coverage",
            "coverage_mcse", "miss_low", "miss_high", "mean_width", "exact_coverage", "exact_miss_low",
            "exact_miss_high", "exact_mean_width")
 CONFIDENCE = 0.95
@@ -127,6 +144,14 @@ BOOTSTRAP_NSIM_UNEQUAL = 500
 #: so the bootstraps run there only up to this many scenarios (at K = 30 they would take 40% of
 #: the run; with equal sizes they run everywhere).
 UNEQUAL_BOOTSTRAP_MAX_K = 10
+#: The holds rule (:mod:`._report`): no cell below this coverage by more than ``TOLERANCE_MCSE`` MCSE.
+FLOOR = 0.93
+TOLERANCE_MCSE = 2.0
+#: The largest Monte Carlo standard error of a borderline method after its cell's rerun (module docstring):
+#: ``c (1 - c) / RERUN_MCSE^2`` data sets, 7234 at c = 0.93, 8356 at 0.918 (the band's lowest with 2000).
+RERUN_MCSE = 0.003
+#: The child of a cell's seed that seeds its rerun: no chunk of a main pass reaches it (2e12 replications).
+RERUN_CHILD = 2**32 - 1
 
 
 class _Grid(TypedDict):
@@ -311,14 +336,12 @@ def _exact(row: dict, sizes: np.ndarray, methods: tuple[UserFunction, ...] = ())
             if found is not None:
                 prob, totals = found
                 own[method.name] = exact_performance(method, prob, totals, sizes, float(row["p"]), CONFIDENCE)
-    equal = bool(np.all(sizes == sizes[0]))
-    law = pmfs[0] if equal else pmfs
+    law = pmfs[0] if np.all(sizes == sizes[0]) else pmfs
     K = len(sizes)
     exact = {"wilson": exact_coverage(law, K, rho=0.0, confidence=CONFIDENCE),
              "wilson-kish-true-rho": exact_coverage(law, K, rho=float(row["rho_outcome"]), confidence=CONFIDENCE)}
-    if equal:
-        exact.update(exact_coverages(pmfs[0], K, SUMS_METHODS, confidence=CONFIDENCE))
-    return exact | own
+    # unequal sizes: NaN beyond the enumeration's budget (MAX_UNEQUAL_STATES), Monte Carlo there
+    return exact | exact_coverages(law, K, SUMS_METHODS, confidence=CONFIDENCE) | own
 
 
 def _simulate(row: dict, sizes: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -408,6 +431,11 @@ def cell_intervals(row: dict, seed_seq: np.random.SeedSequence, *, methods: tupl
     ``methods`` and ``generator`` as :func:`run_cell`.
     """
     chunks = [_chunk(row, seed_seq, c, methods, generator)[1] for c in range(math.ceil(int(row["nsim"]) / CHUNK))]
+    return _joined(chunks, methods)
+
+
+def _joined(chunks: list[dict], methods: tuple[UserFunction, ...]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The intervals of the chunks of a cell, one pair of arrays per method."""
     return {method: (np.concatenate([c[method][0] for c in chunks]), np.concatenate([c[method][1] for c in chunks]))
             for method in (*METHODS, *(m.name for m in methods))}
 
@@ -425,38 +453,101 @@ def _performance(low: np.ndarray, high: np.ndarray, truth: float) -> dict:
             "mean_width": float(width[defined].mean()) if defined.any() else math.nan}
 
 
-def run_cell(row: dict, seed_seq: np.random.SeedSequence, *, methods: tuple[UserFunction, ...] = (),
-             generator=None) -> list[dict]:
-    """Simulate and analyse one design cell: one result row per method, exact fields NaN where not computable.
-
-    ``methods``: the researcher's, after the study's own; ``generator``: None for the beta-binomial, else a
-    generator of :mod:`._generators` or a :class:`UserFunction` (then no method is exact).
-    """
-    intervals = cell_intervals(row, seed_seq, methods=methods, generator=generator)
-    exact = _exact(row, cell_sizes(row), methods) if generator is None else {}
+def _results(intervals: dict, exact: dict, truth: float, rerun: bool) -> list[dict]:
+    """One result row per method: its Monte Carlo performance, whether it is a rerun's, and its exact one
+    (NaN where not computable)."""
     rows = []
-    for method in intervals:
+    for method, (low, high) in intervals.items():
         e = exact.get(method)
-        rows.append({"method": method, **_performance(*intervals[method], row["p"]),
+        performance = _performance(low, high, truth)
+        rows.append({"method": method, "nsim": performance.pop("nsim"), "rerun": rerun, **performance,
                      "exact_coverage": e.coverage if e else math.nan, "exact_miss_low": e.miss_low if e else math.nan,
                      "exact_miss_high": e.miss_high if e else math.nan,
                      "exact_mean_width": e.mean_width if e else math.nan})
     return rows
 
 
+def _borderline(rows: list[dict]) -> dict[str, dict]:
+    """The rows of the candidates (not the oracles) whose Monte Carlo coverage ``c``, without an exact value, has
+    ``c - 2 MCSE < FLOOR <= c + 2 MCSE`` with an MCSE above :data:`RERUN_MCSE` (:data:`TOLERANCE_MCSE` for 2)."""
+    def near(r: dict) -> bool:
+        band = TOLERANCE_MCSE * r["coverage_mcse"]
+        return r["coverage_mcse"] > RERUN_MCSE and r["coverage"] - band < FLOOR <= r["coverage"] + band
+
+    return {r["method"]: r for r in rows
+            if r["method"] not in ORACLES and not np.isfinite(r["exact_coverage"]) and r["nsim"] > 0 and near(r)}
+
+
+def _rerun_nsim(coverages) -> int:
+    """Data sets that bring the MCSE ``sqrt(c (1 - c) / n)`` of every coverage ``c`` to :data:`RERUN_MCSE` or below,
+    in whole chunks (so that more chunks extend a rerun: its first ones do not change)."""
+    needed = max(c * (1.0 - c) for c in coverages) / RERUN_MCSE**2
+    return CHUNK * max(1, math.ceil(needed / CHUNK))
+
+
+def rerun_seed(seed_seq: np.random.SeedSequence) -> np.random.SeedSequence:
+    """The seed of a cell's rerun: child :data:`RERUN_CHILD` of the cell's seed, whose chunks are its children."""
+    return np.random.SeedSequence(seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, RERUN_CHILD))
+
+
+def _rerun_row(row: dict, nsim: int, bootstraps: bool) -> dict:
+    """The cell's row for a rerun of ``nsim`` data sets: the bootstraps on every one where ``bootstraps`` (one of
+    them was borderline), else on as many as in a main pass of that size."""
+    scenarios, cv = int(row["scenarios"]), float(row["size_cv"])
+    return {**row, "nsim": nsim, "nsim_bootstrap": nsim if bootstraps else _bootstrap_nsim(nsim, scenarios, cv)}
+
+
+def run_cell(row: dict, seed_seq: np.random.SeedSequence, *, methods: tuple[UserFunction, ...] = (),
+             generator=None, rerun: bool = False) -> list[dict]:
+    """Simulate and analyse one design cell: one result row per method, exact fields NaN where not computable.
+
+    ``methods``: the researcher's, after the study's own; ``generator``: None for the beta-binomial, else a
+    generator of :mod:`._generators` or a :class:`UserFunction` (then no method is exact).
+
+    ``rerun``: where the cell is borderline (the module docstring; :func:`_borderline`), every method is run
+    again on ``nsim`` fresh data sets (:func:`rerun_seed`), ``nsim`` from the borderline methods' coverages
+    (:func:`_rerun_nsim`), extended by whole chunks while one of them still has an MCSE above
+    :data:`RERUN_MCSE` (its rerun coverage came out nearer 0.5); the bootstraps on every data set where one
+    of them was borderline, else as in a main pass. The rows are then the rerun's, with ``rerun`` true.
+    """
+    intervals = cell_intervals(row, seed_seq, methods=methods, generator=generator)
+    exact = _exact(row, cell_sizes(row), methods) if generator is None else {}
+    rows = _results(intervals, exact, row["p"], rerun=False)
+    close = _borderline(rows) if rerun else {}
+    if not close:
+        return rows
+    seed = rerun_seed(seed_seq)
+    chunks: list[dict] = []
+    bootstraps = bool(set(close) & set(BOOTSTRAP_METHODS))
+    nsim = _rerun_nsim(r["coverage"] for r in close.values())
+    while True:
+        again = _rerun_row(row, nsim, bootstraps)
+        chunks += [_chunk(again, seed, c, methods, generator)[1] for c in range(len(chunks), nsim // CHUNK)]
+        rows = _results(_joined(chunks, methods), exact, row["p"], rerun=True)
+        short = [r["coverage"] for r in rows if r["method"] in close and r["coverage_mcse"] > RERUN_MCSE]
+        if not short:
+            return rows
+        nsim = _rerun_nsim(short)
+
+
 def replay_replication(row: dict, *, seed: int, replication: int, methods: tuple[UserFunction, ...] = (),
-                       generator=None) -> dict:
+                       generator=None, rerun: bool = False) -> dict:
     """Recompute one replication of one cell from the root seed (``methods`` and ``generator`` as the run's,
     :func:`run_cell`).
 
     Parameters
     ----------
     row : dict
-        The cell's row of ``design.csv`` (with its ``cell`` index, ``nsim`` and ``nsim_bootstrap``).
+        The cell's row of ``design.csv`` (with its ``cell`` index, ``nsim`` and ``nsim_bootstrap``); for a
+        replication of a rerun (``rerun=True``), with the rerun's ``nsim`` and ``nsim_bootstrap`` in their
+        place: the ``nsim`` of the cell's rows of ``coverage.csv`` (a bootstrap's for ``nsim_bootstrap``).
     seed : int
         The study's root seed (``run.json``).
     replication : int
         Replication index, ``0 .. nsim - 1``.
+    rerun : bool
+        Replay a replication of the cell's rerun (``rerun`` true in ``coverage.csv``), seeded by
+        :func:`rerun_seed`.
 
     Returns
     -------
@@ -469,7 +560,8 @@ def replay_replication(row: dict, *, seed: int, replication: int, methods: tuple
     if not 0 <= replication < int(row["nsim"]):
         raise ValueError(f"replication must lie in 0 .. {int(row['nsim']) - 1}, got {replication}")
     chunk, index = divmod(replication, CHUNK)
-    totals, intervals = _chunk(row, cell_seed(seed, int(row["cell"])), chunk, methods, generator)
+    cell = cell_seed(seed, int(row["cell"]))
+    totals, intervals = _chunk(row, rerun_seed(cell) if rerun else cell, chunk, methods, generator)
     truth = row["p"]
     picked = {method: (float(low[index]), float(high[index])) for method, (low, high) in intervals.items()
               if index < low.size}
@@ -515,7 +607,7 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False,
               methods: Mapping[str, Callable | str] | None = None, grid=None, generator: str | Callable | None = None,
-              from_run: str | Path | None = None) -> pd.DataFrame:
+              from_run: str | Path | None = None, rerun: bool | None = None) -> pd.DataFrame:
     """Run the coverage study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``coverage.csv`` (columns ``COLUMNS``, one row per
@@ -524,7 +616,9 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
     ``report.md`` and ``report.html``. Returns the coverage table. ``backend`` and ``scheduler``
     choose where the cells run and a stopped run resumes in the same folder (:func:`studies._engine.run_cells`);
     ``force`` recomputes into a folder that holds an earlier run (its cells and outputs are
-    removed first, :func:`studies._engine.run_cells`).
+    removed first, :func:`studies._engine.run_cells`). ``rerun`` reruns the borderline cells until their
+    borderline methods have an MCSE of at most :data:`RERUN_MCSE` (module docstring, :func:`run_cell`); None
+    (the default) reruns them except in a ``smoke`` run, which stays quick (its numbers decide nothing).
 
     A researcher's own (checked before anything is written; each recorded in ``run-args.json``, so a run
     resumes only with the same):
@@ -549,16 +643,17 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
     design = build_design(smoke=smoke, nsim=nsim, grid=read, generator=drawn_by)
     if own or drawn_by is not None:
         _probe(design, own, drawn_by)
+    rerun = not smoke if rerun is None else bool(rerun)
     facts = {"study": "coverage", "smoke": smoke, "nsim": int(design["nsim"].iloc[0]), "n_resamples": N_RESAMPLES,
              "confidence": CONFIDENCE, "chunk": CHUNK, "bootstrap_nsim_unequal": BOOTSTRAP_NSIM_UNEQUAL,
              "unequal_bootstrap_max_k": UNEQUAL_BOOTSTRAP_MAX_K,
+             "rerun": {"floor": FLOOR, "tolerance_mcse": TOLERANCE_MCSE, "mcse": RERUN_MCSE} if rerun else False,
              # a run of other built-in methods (korn-graubard was Wilson's form before 2026-12-04) does not resume
              "builtin_methods": list(METHODS)}
     # the researcher's options enter the run's arguments only when given: a run without them resumes as before
     facts |= {key: value for key, value in (("methods", [m.identity() for m in own]), ("grid", read),
                                             ("generator", drawn_as)) if value}
-    cell = (CellWithOptions(run_cell, {"methods": own, "generator": drawn_by}) if own or drawn_by is not None
-            else run_cell)
+    cell = CellWithOptions(run_cell, {"methods": own, "generator": drawn_by, "rerun": rerun})
     table = run_cells(design, cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                       backend=backend, scheduler=scheduler, description="coverage cells", run_facts=facts,
                       force=force)
@@ -588,7 +683,7 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
         text = report_markdown(coverage, cells=cells, summary=summary, advice=advice, seed=seed, smoke=smoke,
                                figures=[f.name for f in written if f.suffix == ".png"], confidence=CONFIDENCE,
                                n_resamples=N_RESAMPLES, design=design, own=[m.identity() for m in own],
-                               generator=drawn_as, user_grid=read is not None)
+                               generator=drawn_as, user_grid=read is not None, rerun=rerun)
         written += write_reports(out_dir, text, smoke=smoke, outputs=written)
     record_outputs(out_dir, written)
     return coverage

@@ -7,7 +7,9 @@ exact one only checks the simulation (:func:`validation`).
 An interval **holds** 95% over a set of cells (:func:`recommendation`) when it was evaluated in
 every one of them, its mean coverage is at least :data:`MEAN_LEVEL` and no cell lies below
 :data:`FLOOR` by more than :data:`TOLERANCE_MCSE` Monte Carlo standard errors (0 for an exact
-value). Among the intervals that hold, the narrowest (mean width relative to Wilson-Kish with
+value). The borderline Monte Carlo cells were rerun before (:mod:`._coverage`; :func:`rerun_cells` counts them): a
+method within the tolerance there has an MCSE of at most ``RERUN_MCSE``, not the 0.0057 of 2000 data sets.
+Among the intervals that hold, the narrowest (mean width relative to Wilson-Kish with
 the true rho in the same cell) is recommended. Where even that oracle fails (the Wilson
 interval's own dips with few effective observations, which no design effect repairs), a
 second rule asks for an interval **as good as the oracle**: the same test with the floor of
@@ -19,21 +21,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.stats import RHO_BOUND_LEVEL, format_number
+from escalation.estimators.stats import MAX_UNEQUAL_STATES, RHO_BOUND_LEVEL, format_number
 from escalation.figures import counted
 
 from .._performance import binomial_mcse
 from .._tables import markdown_table
 from .._templates import render
-from ._coverage import ORACLES, UNEQUAL_BOOTSTRAP_MAX_K
+from ._coverage import CHUNK, FLOOR, ORACLES, RERUN_MCSE, TOLERANCE_MCSE, UNEQUAL_BOOTSTRAP_MAX_K
 
 __all__ = ["summary_cells", "summary_by_method", "recommendation", "aggregate", "by_range", "misses", "validation",
-           "report_markdown", "own_methods", "SMOKE_FINDINGS", "OWN_DESIGN_FINDINGS", "FLOOR", "MEAN_LEVEL",
-           "TOLERANCE_MCSE", "ORACLE_MARGIN", "SCENARIO_RANGES"]
+           "rerun_cells", "report_markdown", "own_methods", "SMOKE_FINDINGS", "OWN_DESIGN_FINDINGS", "FLOOR",
+           "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN", "SCENARIO_RANGES"]
 
-FLOOR = 0.93
 MEAN_LEVEL = 0.945
-TOLERANCE_MCSE = 2.0
 ORACLE_MARGIN = 0.01
 #: Ranges of the number of scenarios of the recommendation: (label, lowest K, highest K).
 SCENARIO_RANGES = (("K < 10", 1, 9), ("10-29", 10, 29), ("30-99", 30, 99), ("K >= 100", 100, np.inf))
@@ -290,6 +290,16 @@ def validation(table: pd.DataFrame) -> dict | None:
             "sd_z": float(part["z"].std(ddof=1)), "worst": worst}
 
 
+def rerun_cells(table: pd.DataFrame) -> dict:
+    """The cells of ``coverage.csv`` that were rerun (column ``rerun``): ``cells`` (how many), ``of`` (of how many
+    cells), ``nsim_min`` and ``nsim_max`` (their data sets, the bootstraps' aside when they ran on fewer)."""
+    cells = table.groupby(KEYS, sort=False)
+    rerun = cells["rerun"].any()
+    nsim = table[table["rerun"].astype(bool)].groupby(KEYS, sort=False)["nsim"].max()
+    return {"cells": int(rerun.sum()), "of": len(rerun), "nsim_min": int(nsim.min()) if len(nsim) else 0,
+            "nsim_max": int(nsim.max()) if len(nsim) else 0}
+
+
 def _stats(part: pd.DataFrame) -> str:
     """'mean 0.948, lowest 0.912 (<cell>)' of the summary coverage in ``part``."""
     if part.empty:
@@ -391,7 +401,8 @@ def _bootstrap_finding(method: str, d: pd.DataFrame, few) -> dict:
 
 def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.DataFrame, advice: pd.DataFrame,
                     seed: int, figures: list[str], confidence: float, n_resamples: int, design: pd.DataFrame,
-                    smoke: bool, own: list[dict] | None = None, generator=None, user_grid: bool = False) -> str:
+                    smoke: bool, own: list[dict] | None = None, generator=None, user_grid: bool = False,
+                    rerun: bool = False) -> str:
     """The text of ``report.md`` for the coverage table ``table`` (the rows of ``coverage.csv``) and its ``design``:
     the template ``coverage/report.md.j2`` filled with the values computed here.
 
@@ -400,7 +411,8 @@ def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.Dat
     A ``smoke`` run's findings are :data:`SMOKE_FINDINGS`. A researcher's: ``own`` (the records of their
     methods in ``run-args.json``: a section of their own, :func:`own_methods`), ``generator`` (its record there;
     None for the beta-binomial) and ``user_grid``; a run on their grid or generator states
-    :data:`OWN_DESIGN_FINDINGS` in place of the study's findings.
+    :data:`OWN_DESIGN_FINDINGS` in place of the study's findings. ``rerun``: whether the borderline cells were
+    rerun (:func:`rerun_cells` says which).
     """
     check = validation(table)
     nsim = int(design["nsim"].iloc[0])
@@ -423,7 +435,8 @@ def report_markdown(table: pd.DataFrame, *, cells: pd.DataFrame, summary: pd.Dat
         find=None if smoke or own_design else _findings(cells, table),
         UNEQUAL_BOOTSTRAP_MAX_K=UNEQUAL_BOOTSTRAP_MAX_K, summary=summary.to_dict(orient="records"),
         share_below=f"share_below_{FLOOR:g}", spreads=_spreads(cells), advice=advice.to_dict(orient="records"),
-        figures=figures, FLOOR=FLOOR, MEAN_LEVEL=MEAN_LEVEL, TOLERANCE_MCSE=TOLERANCE_MCSE,
+        figures=figures, FLOOR=FLOOR, MEAN_LEVEL=MEAN_LEVEL, TOLERANCE_MCSE=TOLERANCE_MCSE, RERUN_MCSE=RERUN_MCSE,
+        rerun=rerun, reruns=rerun_cells(table), CHUNK=CHUNK, MAX_UNEQUAL_STATES=MAX_UNEQUAL_STATES,
         ORACLE_MARGIN=ORACLE_MARGIN, RHO_BOUND_LEVEL=RHO_BOUND_LEVEL, user_grid=user_grid, generator=generator,
         drawn=drawn, own=own_methods(cells, own or []), estimands=estimands,
         from_run=isinstance(generator, dict) and "from_run" in generator)

@@ -165,8 +165,3 @@ def test_unequal_sizes_with_a_fixed_rho_equals_product_of_distributions():
     assert got.truth == pytest.approx(0.2)
     assert got.coverage == pytest.approx(total[(low <= 0.2) & (0.2 <= high)].sum(), rel=1e-10)
     assert got.mean_width == pytest.approx((total * (high - low)).sum(), rel=1e-10)
-
-
-def test_unequal_sizes_need_a_fixed_rho():
-    with pytest.raises(ValueError, match="equal size"):
-        exact_coverage([_bernoulli(0.2), _beta_binomial(3, 0.2, 0.3)], 2)

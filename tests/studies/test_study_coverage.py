@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from escalation.estimators.stats import LIKELIHOOD_METHODS
+from escalation.estimators.stats import LIKELIHOOD_METHODS, SUMS_METHODS
 from escalation.studies import cell_seed, run_cells
 from escalation.studies.coverage._coverage import (
     BOOTSTRAP_METHODS,
@@ -73,7 +73,10 @@ def test_outputs_and_columns(smoke_runs):
     assert pd.to_numeric(table.loc[equal & wilson_type, "exact_coverage"]).between(0, 1).all()
     fixed = table["method"].isin(FIXED_RHO_METHODS)
     assert pd.to_numeric(table.loc[~equal & fixed, "exact_coverage"]).between(0, 1).all()
-    assert (table.loc[~equal & wilson_type & ~fixed, "exact_coverage"] == "").all()  # rho read from data
+    # rho read from the data with unequal sizes: exact within the enumeration's budget, which every K <= 10 cell fits
+    few = table["scenarios"] <= 10
+    assert pd.to_numeric(table.loc[~equal & wilson_type & few, "exact_coverage"]).between(0, 1).all()
+    assert not table["rerun"].any() and facts_rerun_off(out)  # a smoke run reruns no cell
     # the bootstraps with unequal sizes: 200 replications up to K = 10, not run beyond
     unequal_boot = boot[boot["size_cv"] != 0]
     assert set(unequal_boot.loc[unequal_boot["scenarios"] == 3, "nsim"]) == {200}
@@ -91,6 +94,10 @@ def test_outputs_and_columns(smoke_runs):
     assert list(summary["method"]) == list(METHODS)
     assert (summary["min_coverage"] <= summary["mean_coverage"]).all()
     assert (out / "summary.md").read_text().startswith("# ") and (out / "recommendation.md").exists()
+
+
+def facts_rerun_off(out) -> bool:
+    return orjson.loads((out / "run.json").read_bytes())["rerun"] is False
 
 
 def test_miss_shares_and_coverage_are_consistent(smoke_runs):
@@ -179,7 +186,21 @@ def test_fixed_rho_monte_carlo_coverage_matches_exact_with_unequal_sizes(estiman
         assert _within_mcse(results[method], 3000), method
     # the oracle with the true rho and m_bar = sum n_j^2 / N keeps its level; ignoring clustering does not
     assert results["wilson-kish-true-rho"]["exact_coverage"] > 0.94 > results["wilson"]["exact_coverage"]
+    # rho read from the data: 30 clusters of 1 to 33 lie beyond the enumeration's budget (MAX_UNEQUAL_STATES)
     for method in set(METHODS) - set(FIXED_RHO_METHODS):
+        assert math.isnan(results[method]["exact_coverage"])
+
+
+@pytest.mark.parametrize("estimand, p", [("p_u", 0.1), ("pi", 0.9)])
+def test_estimated_rho_monte_carlo_coverage_matches_exact_with_unequal_sizes(estimand, p):
+    # the largest unequal cells with K <= 10 (sizes 3 .. 16): every method of the cluster sums exact (issue 36),
+    # each within 3.5 MCSE of the simulation
+    design = _full_design(3000)
+    row = _row(design, estimand=estimand, p=p, rho=0.2, scenarios=10, replicas=8, size_cv=0.5)
+    results = {r["method"]: r for r in run_cell(row, cell_seed(SEED, row["cell"]))}
+    for method in SUMS_METHODS:
+        assert _within_mcse(results[method], 3000), method
+    for method in BOOTSTRAP_METHODS + LIKELIHOOD_METHODS:
         assert math.isnan(results[method]["exact_coverage"])
 
 
