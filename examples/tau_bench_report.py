@@ -38,7 +38,7 @@ def score(data: Path = DATA, policy_path: Path = POLICY):
     conversations, _ = read_conversations(data, format="tau-bench", policy=policy)
     results = score_records(Records.from_conversations(conversations), policy)
     results["reward"] = [c["metadata"]["reward"] for c in conversations]
-    clustered = summarise(results).to_dict()
+    clustered = summarise(results, interval="wilson-kish").to_dict()  # the paper's interval, with its design effect
     independent = summarise(results, rho=0.0).to_dict()  # the same counts, no design effect
     return results, clustered, independent
 

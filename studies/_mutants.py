@@ -22,6 +22,7 @@ from escalation.estimators.metric import (
     turn_texts,
 )
 from escalation.estimators.records import APPROVAL_ERRORS, call_name
+from escalation.estimators.stats import DEFAULT_INTERVAL
 
 FIELDS = ("evaluated", "reason", "escalated", "u", "o", "cause", "turn", "cells", "unmarked_tools",
           "only_unmarked_before_handoff")
@@ -55,7 +56,7 @@ def summary_of(rows, mode):
     frame = pd.DataFrame(rows)
     frame["u"] = pd.array(frame["u"], dtype="Int8")
     frame["o"] = pd.array(frame["o"], dtype="Int8")
-    return summarise(frame, mode=mode).to_dict()
+    return summarise(frame, mode=mode, interval=DEFAULT_INTERVAL).to_dict()  # the SPEC's Wilson-Kish
 
 
 def run_mutant(scorer, post=None):

@@ -110,7 +110,9 @@ def describe(result: dict) -> str:
         low, high = c["ci"]
         interval = "n/a" if low is None else f"({low:.4f}, {high:.4f})"
         estimate = "n/a" if c["estimate"] is None else f"{c['estimate']:.4f}"
-        lines.append(f"  {c['criterion']}: {c['decision']} ({c['reason']}); estimate {estimate}, interval {interval}")
+        method = f" ({c['interval']})" if c.get("interval") and c["interval"] != result["interval"] else ""
+        lines.append(f"  {c['criterion']}: {c['decision']} ({c['reason']}); estimate {estimate}, interval "
+                     f"{interval}{method}")
     lines += [f"  note: {note}" for note in result.get("notes", [])]
     return "\n".join(lines)
 

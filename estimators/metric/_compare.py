@@ -53,7 +53,7 @@ import orjson
 import pandas as pd
 
 from ..records import ACT, ESC, InputError, read_scored
-from ..stats import DEFAULT_INTERVAL, refuse
+from ..stats import AUTO_INTERVAL, refuse
 from ._difference_coverage import (
     DIFFERENCE_COVERAGE_SOURCE,
     DIFFERENCE_COVERAGE_STUDY,
@@ -71,8 +71,9 @@ from ._paired_differences import (
     ScenarioMismatchError,
     _cluster_totals,
     check_difference_options,
+    chosen_paired_differences,
+    fewest_cases,
     match_scenarios,
-    paired_differences,
     set_aside_run_errors,
 )
 
@@ -100,6 +101,8 @@ class Comparison:
     provenance : dict
         The two folders (path, SHA-256 of summary.json and conversations.jsonl), the options,
         the version and the time.
+    interval, requested, interval_reason : str
+        The interval computed (``auto`` resolved), what ``--interval`` asked for, and why.
     """
 
     confidence: float
@@ -115,13 +118,14 @@ class Comparison:
     only_in: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     provenance: dict = field(default_factory=dict, repr=False)
+    requested: str = ""
+    interval_reason: str = "chosen (--interval)"
 
     @property
     def fewest_cases(self) -> int:
         """The fewest cases a defined difference of ``p_u``, ``p_o`` or ``pi`` rests on (else the cases the
         bootstrap resampled); ``p_a``'s, often fewer, has its own warnings (:attr:`warnings`)."""
-        defined = [d.clusters for d in self.differences if d.metric != "p_a" and math.isfinite(float(d.difference))]
-        return min(defined) if defined else self.cases
+        return fewest_cases(self.differences, self.cases)
 
     @property
     def warnings(self) -> list[str]:
@@ -158,7 +162,8 @@ class Comparison:
 
     def to_dict(self) -> dict:
         return {"names": {"a": self.names[0], "b": self.names[1]}, "confidence": self.confidence,
-                "interval": self.interval, "n_boot": self.n_boot, "seed": self.seed,
+                "interval": self.interval, "interval_requested": self.requested or self.interval,
+                "interval_reason": self.interval_reason, "n_boot": self.n_boot, "seed": self.seed,
                 "scenarios": self.scenarios, "cases": self.cases, "common": self.common,
                 "only_in": {name: list(ids) for name, ids in self.only_in.items()},
                 "warnings": self.warnings, "advice": self.advice, "coverage_source": DIFFERENCE_COVERAGE_SOURCE,
@@ -319,7 +324,7 @@ def _provenance(folders, names, options: dict) -> dict:
 
 
 def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000,
-                   interval: str = DEFAULT_INTERVAL, rho: float | None = None,
+                   interval: str = AUTO_INTERVAL, rho: float | None = None,
                    rng: np.random.Generator | None = None, seed: int | None = None,
                    names=None, common: bool = False, allow_errors: bool = False) -> Comparison:
     """Compare two ``escalation score`` outputs on the same scenarios (B minus A).
@@ -333,7 +338,9 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
     n_boot : int
         Paired cluster bootstrap resamples.
     interval : str
-        One of :data:`estimators.INTERVAL_METHODS`. A Wilson-type method gives the limits of
+        ``auto`` (the default: Newcombe's interval with the narrowest limits that held 95% in ``escalation
+        study differences`` at the comparison's number of cases, :func:`auto_difference_interval`) or one of
+        :data:`estimators.INTERVAL_METHODS`. A Wilson-type method gives the limits of
         each rate that Newcombe's interval combines (``MetricDifference.ci`` is then Newcombe's);
         ``bootstrap-percentile`` or ``bootstrap-bca`` makes the paired bootstrap's interval of
         that kind the chosen one (Newcombe's then uses Wilson-Kish limits). Both are reported.
@@ -389,10 +396,12 @@ def compare_scored(a_dir, b_dir, *, confidence: float = 0.95, n_boot: int = 2000
         a = a.loc[a["scenario_id"].isin(shared).to_numpy(bool)].reset_index(drop=True)
         b = b.loc[b["scenario_id"].isin(shared).to_numpy(bool)].reset_index(drop=True)
     rng = np.random.default_rng(seed) if rng is None else rng
-    paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=interval, rho=rho, rng=rng)
+    paired, method, reason = chosen_paired_differences(a, b, confidence=confidence, n_boot=n_boot,
+                                                       interval=interval, rho=rho, rng=rng)
     options = {"confidence": confidence, "n_boot": n_boot, "interval": interval, "rho": rho, "seed": seed,
                "common": common, "allow_errors": allow_errors, "names": list(names)}
-    return Comparison(confidence=confidence, n_boot=n_boot, interval=interval, seed=seed,
+    return Comparison(confidence=confidence, n_boot=n_boot, interval=method, requested=interval,
+                      interval_reason=reason, seed=seed,
                       differences=paired.differences,
                       disagreements=_disagreements(paired.summaries, paired.cases),
                       scenarios=int(a["scenario_id"].nunique()), cases=paired.units, names=names,

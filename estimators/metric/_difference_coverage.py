@@ -17,6 +17,7 @@ from ..stats import DEFAULT_INTERVAL, counted
 
 __all__ = ["DIFFERENCE_COVERAGE_SOURCE", "DIFFERENCE_COVERAGE_STUDY", "HOLDS_AT", "NEAR_MCSE", "STUDIED_LEVEL",
            "CoverageWord", "coverage_word", "difference_warnings", "interval_advice", "FEW_CASES_NEWCOMBE",
+           "AUTO_DIFFERENCE_ORDER", "auto_difference_interval",
            "FEW_CASES_BOOTSTRAP"]
 
 
@@ -193,6 +194,26 @@ def _holds_everywhere(method: str) -> bool:
 FEW_CASES_NEWCOMBE = _fine_from("newcombe_wilson_kish")
 FEW_CASES_BOOTSTRAP = _fine_from("bootstrap_percentile")
 _FEWEST_STUDIED = min(row[0] for rows in DIFFERENCE_COVERAGE_STUDY.values() for row in rows)
+
+
+#: The limits ``--interval auto`` tries for Newcombe's interval of a difference, narrowest first; the last held
+#: at every number of cases the study ran (:data:`DIFFERENCE_COVERAGE_STUDY`).
+AUTO_DIFFERENCE_ORDER = ("wilson-kish", "wilson-kish-t")
+
+
+def auto_difference_interval(cases: int) -> tuple[str, str]:
+    """``(method, reason)`` of ``compare --interval auto`` at ``cases`` cases: the limits of
+    :data:`AUTO_DIFFERENCE_ORDER` whose Newcombe interval the study found holding there, narrowest first
+    (:func:`coverage_word`); else the last, the one that held wherever the study ran."""
+    for method in AUTO_DIFFERENCE_ORDER:
+        word = coverage_word(_study_method(method, "newcombe"), cases)
+        if word.trusted:
+            return method, (f"auto: Newcombe's interval with {method} limits, the narrowest that held 95% in "
+                            f"escalation study differences at {word.studied_at} scenarios (lowest coverage "
+                            f"{word.lowest:.3f}), the most not above these {counted(cases, 'case')}")
+    method = AUTO_DIFFERENCE_ORDER[-1]
+    return method, (f"auto: Newcombe's interval with {method} limits: no difference interval was measured holding "
+                    f"95% at {counted(cases, 'case')} (escalation study differences), this one came closest")
 
 
 def _limits(interval: str) -> str:

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ..records import SENTENCE_LIMIT, InputError, markdown_text
-from ..stats import DEFAULT_INTERVAL, counted, format_number
+from ..stats import AUTO_INTERVAL, counted, format_number
 from ._aggregate import summarise
 from ._difference_coverage import difference_warnings
 from ._multiple_comparisons import compact_letter_display, holm_adjust
@@ -59,8 +59,8 @@ from ._paired_differences import (
     P_FLOOR,
     MetricDifference,
     check_difference_options,
+    chosen_paired_differences,
     match_scenarios,
-    paired_differences,
     pairing_keys,
     set_aside_run_errors,
 )
@@ -121,7 +121,8 @@ class Standing:
             value, (low, high), n, clusters = _figure(self.summary, figure)
             size, unit = ("pairs", "cases") if figure == "pi" else ("n", "scenarios")
             out[figure] = {"value": _null(value), "ci": [_null(low), _null(high)], size: n, unit: clusters,
-                           "groups": self.groups[figure]}
+                           "groups": self.groups[figure],
+                           "interval": getattr(self.summary, _FIELDS[figure]).interval}
         out.update(conversations=self.conversations, compared=self.compared, summary=self.summary.to_dict())
         return out
 
@@ -187,6 +188,8 @@ class Leaderboard:
         The fewest cases a pair's bootstrap of ``p_u``, ``p_o`` and ``pi`` resampled (None with one model).
     notes : tuple of str
         What was left out, and why.
+    difference_interval, difference_reason : str
+        The difference interval computed (``auto`` resolved for the pairs' cases) and why.
     """
 
     confidence: float
@@ -198,6 +201,13 @@ class Leaderboard:
     scenarios: int
     cases: int | None
     notes: tuple[str, ...]
+    difference_interval: str = ""
+    difference_reason: str = "chosen (--interval)"
+
+    @property
+    def _difference(self) -> str:
+        """The difference interval's method (``auto`` resolved; the Newcombe limits or the bootstrap)."""
+        return self.difference_interval or self.interval
 
     @property
     def alpha(self) -> float:
@@ -216,9 +226,9 @@ class Leaderboard:
                 "by the insert-absorb algorithm (Piepho 2004), 'a' for the best estimate")
 
     def _chosen(self) -> str:
-        if self.interval.startswith("bootstrap"):
-            return f"paired cluster bootstrap, {self.interval.removeprefix('bootstrap-')}"
-        return f"Newcombe with {self.interval} limits"
+        if self._difference.startswith("bootstrap"):
+            return f"paired cluster bootstrap, {self._difference.removeprefix('bootstrap-')}"
+        return f"Newcombe with {self._difference} limits"
 
     @property
     def warnings(self) -> list[str]:
@@ -226,11 +236,11 @@ class Leaderboard:
         (:func:`estimators.metric._compare.difference_warnings` at :attr:`cases`, then, prefixed ``p_a:``, at the
         fewest cases of a ``p_a`` difference where that is fewer), then each model's summary warnings,
         the models that share a warning named once."""
-        notes = difference_warnings(self.interval, self.cases) if self.cases is not None else []
+        notes = difference_warnings(self._difference, self.cases) if self.cases is not None else []
         approval = [v.difference.clusters for v in self.differences
                     if v.metric == "p_a" and math.isfinite(float(v.difference.difference))]
         if approval and self.cases is not None and min(approval) < self.cases:
-            notes += [f"p_a: {text}" for text in difference_warnings(self.interval, min(approval))]
+            notes += [f"p_a: {text}" for text in difference_warnings(self._difference, min(approval))]
         by_text: dict[str, list[str]] = {}
         for standing in self.standings:
             for text in standing.summary.warnings:
@@ -311,7 +321,9 @@ class Leaderboard:
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict:
-        return {"confidence": self.confidence, "interval": self.interval, "n_boot": self.n_boot, "seed": self.seed,
+        return {"confidence": self.confidence, "interval": self.interval,
+                "difference_interval": self._difference, "difference_reason": self.difference_reason,
+                "n_boot": self.n_boot, "seed": self.seed,
                 "scenarios": self.scenarios, "cases": self.cases, "groups_rule": self.groups_rule,
                 "notes": list(self.notes), "warnings": self.warnings,
                 "models": [s.to_dict() for s in self.standings],
@@ -392,15 +404,18 @@ def _rank_key(item):
 
 
 def _pair_verdicts(shared, order, *, confidence, n_boot, interval, seed):
-    """``(verdicts, units)``: the :class:`PairVerdict` of each figure of every two models (Holm-adjusted within
-    each figure), and the cases each pair's bootstrap resampled."""
+    """``(verdicts, units, chosen)``: the :class:`PairVerdict` of each figure of every two models (Holm-adjusted
+    within each figure), the cases each pair's bootstrap resampled, and the pairs of each difference interval
+    computed with why (``{(method, reason): [(a, b), ...]}``, ``auto`` resolved by pair)."""
     # each difference's p-value inverts its chosen interval (estimators.metric._paired_differences.inverted_p_value,
     # the one compare prints), floored at P_FLOOR, and for a bootstrap interval at 1 / n_boot
-    verdicts, units = [], []
+    verdicts, units, chosen = [], [], {}
     for i, a in enumerate(order):
         for b in order[i + 1:]:
-            paired = paired_differences(shared[a], shared[b], confidence=confidence, n_boot=n_boot,
-                                        interval=interval, rho=None, rng=np.random.default_rng(seed))
+            paired, method, reason = chosen_paired_differences(shared[a], shared[b], confidence=confidence,
+                                                               n_boot=n_boot, interval=interval, rho=None,
+                                                               rng=np.random.default_rng(seed))
+            chosen.setdefault((method, reason), []).append((a, b))
             units.append(paired.units)
             for diff in paired.differences:
                 verdicts.append((a, b, diff, diff.p_value))
@@ -410,7 +425,7 @@ def _pair_verdicts(shared, order, *, confidence, n_boot, interval, seed):
         adjusted[rows] = holm_adjust([verdicts[r][3] for r in rows])
     differences = tuple(PairVerdict(a, b, diff, p, float(adjusted[r]), 1.0 - confidence)
                         for r, (a, b, diff, p) in enumerate(verdicts))
-    return differences, units
+    return differences, units, chosen
 
 
 def _letter_groups(summaries, order, differences) -> dict[str, dict[str, str]]:
@@ -428,7 +443,7 @@ def _letter_groups(summaries, order, differences) -> dict[str, dict[str, str]]:
     return groups
 
 
-def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95, interval: str = DEFAULT_INTERVAL,
+def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95, interval: str = AUTO_INTERVAL,
                 n_boot: int = 2000, seed: int = 0, sources: Mapping[str, str] | None = None,
                 allow_errors: bool = False) -> Leaderboard:
     """Rank models scored on the same scenarios, with their pairwise differences and groups.
@@ -441,8 +456,8 @@ def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95,
     confidence : float
         Level of every interval; the groups are at familywise ``1 - confidence``.
     interval : str
-        One of :data:`estimators.INTERVAL_METHODS`: each model's intervals (as ``score
-        --interval``) and the chosen difference interval (as ``compare --interval``).
+        ``auto`` (the default) or one of :data:`estimators.INTERVAL_METHODS`: each model's intervals (as
+        ``score --interval``) and the chosen difference interval (as ``compare --interval``).
     n_boot : int
         Paired cluster bootstrap resamples of each pair.
     seed : int
@@ -483,12 +498,16 @@ def leaderboard(scored: Mapping[str, pd.DataFrame], *, confidence: float = 0.95,
         match_scenarios(shared[names[0]], shared[name], (sources[names[0]], sources[name]))
     summaries = {name: summarise(shared[name], confidence=confidence, interval=interval, seed=seed) for name in names}
     order = [names[i] for i, _ in sorted(enumerate(summaries[n] for n in names), key=_rank_key)]
-    differences, units = _pair_verdicts(shared, order, confidence=confidence, n_boot=n_boot, interval=interval,
-                                        seed=seed)
+    differences, units, chosen = _pair_verdicts(shared, order, confidence=confidence, n_boot=n_boot,
+                                                interval=interval, seed=seed)
     groups = _letter_groups(summaries, order, differences)
     standings = tuple(Standing(rank=r + 1, model=name, summary=summaries[name], groups=groups[name],
                                conversations=len(frames[name]), compared=len(shared[name]))
                       for r, name in enumerate(order))
+    methods = list(dict.fromkeys(method for method, _ in chosen))
+    reasons = "; ".join(reason if len(chosen) == 1 else f"{', '.join(f'{a} vs {b}' for a, b in pairs)}: {reason}"
+                        for (_, reason), pairs in chosen.items())
     return Leaderboard(confidence=confidence, interval=interval, n_boot=n_boot, seed=seed, standings=standings,
                        differences=differences, scenarios=int(shared[names[0]]["scenario_id"].nunique()),
-                       cases=min(units) if units else None, notes=tuple(notes))
+                       cases=min(units) if units else None, notes=tuple(notes),
+                       difference_interval=", ".join(methods), difference_reason=reasons or "chosen (--interval)")

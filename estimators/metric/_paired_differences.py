@@ -25,8 +25,9 @@ import pandas as pd
 
 from ..records import LABELS, InputError
 from ..stats import (
+    AUTO_INTERVAL,
     DEFAULT_INTERVAL,
-    INTERVAL_METHODS,
+    INTERVAL_CHOICES,
     ConfidenceInterval,
     DegenerateIntervalWarning,
     check_choice,
@@ -38,10 +39,17 @@ from ..stats import (
     paired_correlation,
 )
 from ._aggregate import summarise
-from ._difference_coverage import CoverageWord, _study_method, coverage_word
+from ._difference_coverage import (
+    AUTO_DIFFERENCE_ORDER,
+    CoverageWord,
+    _study_method,
+    auto_difference_interval,
+    coverage_word,
+)
 from ._summary import RateSummary, Summary, clustered_rate
 
-__all__ = ["MetricDifference", "PairedDifferences", "paired_differences", "match_scenarios",
+__all__ = ["MetricDifference", "PairedDifferences", "paired_differences", "chosen_paired_differences",
+           "fewest_cases", "match_scenarios",
            "check_difference_options", "inverted_p_value", "P_FLOOR", "ScenarioMismatchError", "pairing_keys",
            "set_aside_run_errors", "SHOWN_RUN_ERRORS", "FIGURES", "LOWER_IS_BETTER"]
 
@@ -304,7 +312,7 @@ def check_difference_options(confidence: float, n_boot: int, interval: str, rho:
     name its own option instead: ``--n-boot must be a whole number >= 1; got 0``."""
     check_level("confidence", confidence)
     check_count("n_boot", n_boot, 1, MAX_RESAMPLES, whole_floats=True)
-    check_choice("interval", interval, INTERVAL_METHODS)
+    check_choice("interval", interval, INTERVAL_CHOICES)
     if rho is not None:
         check_probability("rho", rho)
 
@@ -393,6 +401,34 @@ def _approval_note(frames, summaries, pairs: int) -> str:
         return f"undefined: no conversation in which both made a gated call ({gated})"
     return (f"on the {pairs} conversation{'' if pairs == 1 else 's'} in which both made a gated call, paired by "
             f"case, label and replica ({gated})")
+
+
+def chosen_paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n_boot: int, interval: str,
+                              rho: float | None, rng: np.random.Generator) -> tuple[PairedDifferences, str, str]:
+    """``(differences, method, reason)``: :func:`paired_differences` by ``interval``, ``auto`` resolved.
+
+    ``auto`` is Newcombe's interval with the limits of :func:`auto_difference_interval` at the fewest cases a
+    difference of ``p_u``, ``p_o`` or ``pi`` rests on (known after a first pass with the limits that held
+    everywhere); a second pass, when the limits change, draws the same resamples as ``--interval METHOD``.
+    """
+    if interval != AUTO_INTERVAL:
+        return (paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=interval, rho=rho, rng=rng),
+                interval, "chosen (--interval)")
+    state = rng.bit_generator.state
+    first = AUTO_DIFFERENCE_ORDER[-1]
+    paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=first, rho=rho, rng=rng)
+    method, reason = auto_difference_interval(fewest_cases(paired.differences, paired.units))
+    if method != first:
+        rng.bit_generator.state = state
+        paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=method, rho=rho, rng=rng)
+    return paired, method, reason
+
+
+def fewest_cases(differences, cases: int) -> int:
+    """The fewest cases a defined difference of ``p_u``, ``p_o`` or ``pi`` rests on (else ``cases``); ``p_a``'s,
+    often fewer, has its own warnings."""
+    defined = [d.clusters for d in differences if d.metric != "p_a" and math.isfinite(float(d.difference))]
+    return min(defined) if defined else cases
 
 
 def paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: float, n_boot: int, interval: str,

@@ -43,7 +43,7 @@ from ..records import (
     log_inputs,
     repeated_across_logs,
 )
-from ..stats import DEFAULT_INTERVAL, check_choice, check_interval_method
+from ..stats import AUTO_INTERVAL, INTERVAL_CHOICES, check_choice
 from ._aggregate import SummaryAccumulator
 from ._distributed import BACKENDS, dask_client
 from ._lines import conversation_blocks, write_scored
@@ -55,7 +55,7 @@ __all__ = ["score_file"]
 def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "record", judge=None,
                confidence: float = 0.95, rho: float | None = None, plan: pd.DataFrame | None = None,
                out_dir=None, chunk_size: int = 50_000, approval_escalation: bool = False, progress=None,
-               interval: str = DEFAULT_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None,
+               interval: str = AUTO_INTERVAL, seed: int = 0, provenance: dict | None = None, limits=None,
                report=None, finish=None, group_by: str = "trace", backend: str = "local",
                scheduler: str | None = None, n_jobs: int = -1):
     """Score every conversation of one or several logs and summarise them (SPEC sections 3 to 7).
@@ -134,7 +134,8 @@ def score_file(path, policy, *, format: str = "auto", labels=None, mode: str = "
         different formats, or a key repeated within a log or across logs.
     """
     mode = check_mode(mode)
-    design = {"confidence": confidence, "rho": rho, "interval": check_interval_method(interval), "seed": seed}
+    design = {"confidence": confidence, "rho": rho, "interval": check_choice("interval", interval, INTERVAL_CHOICES),
+              "seed": seed}
     check_choice("group_by", group_by, GROUPINGS)
     check_choice("backend", backend, BACKENDS)
     if scheduler is not None and backend != "dask":

@@ -25,13 +25,15 @@ from ..records import (
     reason_fix,
 )
 from ..stats import (
+    AUTO_INTERVAL,
     DEFAULT_INTERVAL,
     ConfidenceInterval,
-    check_interval_method,
     cluster_design,
     clustered_interval,
+    group_coverage,
     interval_design,
     nan_to_none,
+    resolve_interval,
 )
 
 __all__ = ["RateSummary", "PairedSummary", "ApprovalSummary", "BaseSummary", "NotEvaluated", "Summary",
@@ -39,8 +41,6 @@ __all__ = ["RateSummary", "PairedSummary", "ApprovalSummary", "BaseSummary", "No
 
 #: A half whose interval rests on fewer scenarios than this carries a warning (SPEC section 7).
 FEW_SCENARIOS = 10
-#: Below this many clusters the cluster bootstrap fell below 0.93 in the coverage study (issue 14).
-FEW_FOR_BOOTSTRAP = 100
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,9 @@ class RateSummary:
     (:func:`estimators.interval_design`: the same for ``wilson-kish``, the upper bound of rho for
     ``wilson-kish-ucb``, NaN where the method has none, as the bootstraps). Every one of them, the
     rate and the interval are NaN when ``n = 0``. ``interval`` names the method of
-    :func:`estimators.clustered_interval`; ``seed`` fixes the resamples of a bootstrap interval.
+    :func:`estimators.clustered_interval` that was computed, ``requested`` what the user asked for
+    (``auto`` or that method) and ``interval_reason`` why it was computed (:func:`estimators.resolve_interval`);
+    ``seed`` fixes the resamples of a bootstrap interval.
     ``cluster_ids``, ``cluster_totals`` and ``cluster_sizes`` are the scenarios (in order of first
     appearance) with their errors and evaluated conversations; they are neither shown nor compared,
     and ``to_dict`` leaves them out.
@@ -72,40 +74,66 @@ class RateSummary:
     interval: str = DEFAULT_INTERVAL
     rho_fixed: float | None = None
     seed: int = 0
+    requested: str = DEFAULT_INTERVAL
+    interval_reason: str = "chosen (--interval)"
     rho_point: float = float("nan")
     deff_point: float = float("nan")
     cluster_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
     cluster_totals: np.ndarray | None = field(default=None, repr=False, compare=False)
     cluster_sizes: np.ndarray | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def replicas(self) -> bool:
+        """Whether some scenario holds more than one conversation (the design group of ``auto``)."""
+        return self.n > self.clusters
+
     def ci(self, confidence_level: float | None = None, *, interval: str | None = None) -> ConfidenceInterval:
         """The interval at ``confidence_level`` (default :attr:`confidence`) by ``interval``
-        (default :attr:`interval`), with the same rho."""
+        (default :attr:`interval`; ``auto`` as :func:`estimators.resolve_interval`), with the same rho."""
         level = self.confidence if confidence_level is None else confidence_level
         if self.n == 0:
             return ConfidenceInterval(float("nan"), float("nan"))
-        low, high = clustered_interval(self.cluster_totals, self.cluster_sizes, interval or self.interval,
+        method = resolve_interval(interval or self.interval, self.clusters, self.replicas,
+                                  rho_fixed=self.rho_fixed).method
+        low, high = clustered_interval(self.cluster_totals, self.cluster_sizes, method,
                                        confidence=level, rho=self.rho_fixed, rng=np.random.default_rng(self.seed))
         return ConfidenceInterval(float(low), float(high))
 
-    def to_dict(self) -> dict:
+    def interval_dict(self) -> dict:
+        """``ci``, the method computed (``interval``), why (``interval_reason``) and the paper's Wilson-Kish
+        interval beside it (``ci_wilson_kish``), as ``summary.json`` writes them."""
         low, high = self.ci()
+        paper = self.ci(interval=DEFAULT_INTERVAL) if self.interval != DEFAULT_INTERVAL else (low, high)
+        return {"ci": [nan_to_none(low), nan_to_none(high)], "interval": self.interval,
+                "interval_reason": self.interval_reason, "ci_wilson_kish": [nan_to_none(paper[0]),
+                                                                            nan_to_none(paper[1])]}
+
+    def to_dict(self) -> dict:
         d: dict[str, Any] = {
             "errors": self.errors, "n": self.n, "rate": nan_to_none(self.rate), "clusters": self.clusters,
             "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used), "deff": nan_to_none(self.deff),
             "n_eff": nan_to_none(self.n_eff), "rho_point": nan_to_none(self.rho_point),
-            "deff_point": nan_to_none(self.deff_point), "ci": [nan_to_none(low), nan_to_none(high)]}
+            "deff_point": nan_to_none(self.deff_point), **self.interval_dict()}
         if self.causes:
             d["causes"] = dict(self.causes)
         return d
 
 
+def _holding_text(holding: list[str]) -> str:
+    """Which intervals held where the chosen one did not, narrowest first: what to use instead."""
+    if not holding:
+        return "no interval held 95% there"
+    return f"--interval auto computes {holding[0]} there, the narrowest that held" + (
+        f" (also held: {', '.join(holding[1:])})" if holding[1:] else "")
+
+
 def rate_of_clusters(ids, totals, sizes, *, confidence: float, rho: float | None, causes: dict | None = None,
-                     interval: str = DEFAULT_INTERVAL, seed: int = 0) -> RateSummary:
+                     interval: str = AUTO_INTERVAL, seed: int = 0) -> RateSummary:
     """:func:`clustered_rate` from the id, number of ones and size of each cluster."""
-    check_interval_method(interval)
     totals, sizes = np.asarray(totals), np.asarray(sizes)
     n = int(np.sum(sizes))
+    clusters = int(np.count_nonzero(sizes))
+    requested, (interval, reason) = interval, resolve_interval(interval, clusters, n > clusters, rho_fixed=rho)
     kept = {"cluster_ids": np.asarray(ids, dtype=object), "cluster_totals": totals, "cluster_sizes": sizes}
     errors = int(np.sum(totals))
     nan = float("nan")
@@ -114,20 +142,21 @@ def rate_of_clusters(ids, totals, sizes, *, confidence: float, rho: float | None
     used = [float(x) for x in interval_design(totals, sizes, interval, confidence=confidence, rho=rho)] if n \
         else [nan] * 3
     return RateSummary(
-        errors=errors, n=n, rate=errors / n if n else nan, clusters=int(np.count_nonzero(sizes)),
+        errors=errors, n=n, rate=errors / n if n else nan, clusters=clusters,
         rho=point.rho if n else nan, rho_used=used[0], deff=used[1], n_eff=used[2], confidence=confidence,
         causes=dict(causes or {}), interval=interval, rho_fixed=None if rho is None else float(rho), seed=int(seed),
+        requested=requested, interval_reason=reason,
         rho_point=point.rho_used if n else nan, deff_point=point.deff if n else nan, **kept)
 
 
 def clustered_rate(outcome, cluster, *, confidence: float = 0.95, rho: float | None = None,
-                   causes: dict | None = None, interval: str = DEFAULT_INTERVAL, seed: int = 0) -> RateSummary:
+                   causes: dict | None = None, interval: str = AUTO_INTERVAL, seed: int = 0) -> RateSummary:
     """Rate of a 0/1 ``outcome`` with clusters: its design effect (SPEC section 5) and interval.
 
     The design is :func:`estimators.cluster_design` (``m_bar = sum n_j^2 / N``; the truncated
     ANOVA rho over ``cluster`` unless fixed by ``rho``; ``rho_used = 1`` where rho is
     undefined; Kish's ``deff = 1 + (m_bar - 1) rho_used``); the interval is
-    :func:`estimators.clustered_interval` by ``interval`` (default the paper's Wilson-Kish).
+    :func:`estimators.clustered_interval` by ``interval`` (default ``auto``: :func:`estimators.resolve_interval`).
     """
     y = np.asarray(outcome, dtype=float)
     codes, uniques = pd.factorize(pd.Series(cluster, dtype=object))
@@ -168,12 +197,11 @@ class PairedSummary(RateSummary):
         return cls(**{f.name: getattr(rate, f.name) for f in fields(rate)})
 
     def to_dict(self) -> dict:
-        low, high = self.ci()
-        return {"pairs": self.n, "pi": nan_to_none(self.rate), "ci": [nan_to_none(low), nan_to_none(high)],
-                "cases": self.clusters,
+        return {"pairs": self.n, "pi": nan_to_none(self.rate), "cases": self.clusters,
                 "clusters": self.clusters, "rho": nan_to_none(self.rho), "rho_used": nan_to_none(self.rho_used),
                 "deff": nan_to_none(self.deff), "n_eff": nan_to_none(self.n_eff),
-                "rho_point": nan_to_none(self.rho_point), "deff_point": nan_to_none(self.deff_point)}
+                "rho_point": nan_to_none(self.rho_point), "deff_point": nan_to_none(self.deff_point),
+                **self.interval_dict()}
 
 
 @dataclass(frozen=True)
@@ -267,8 +295,9 @@ class Summary:
 
     @property
     def interval(self) -> str:
-        """The method of every interval of the summary (:data:`estimators.INTERVAL_METHODS`)."""
-        return self.under.interval
+        """The interval asked for (``--interval``: ``auto`` or one of :data:`estimators.INTERVAL_METHODS`); each
+        figure's ``interval`` is the method it computed."""
+        return self.under.requested
 
     @property
     def evaluated(self) -> int:
@@ -323,34 +352,37 @@ class Summary:
 
     @property
     def interval_warnings(self) -> list[str]:
-        """What the reader of the intervals must know (SPEC section 7): few scenarios, rho undefined, and
-        where the chosen interval did not hold 95% in ``escalation study coverage`` (issue 14)."""
+        """What the reader of the intervals must know (SPEC section 7): few scenarios, rho undefined, and an
+        interval chosen by ``--interval`` that did not hold 95% in ``escalation study coverage`` for the
+        figure's design group (:func:`estimators.group_coverage`)."""
         notes = []
         for name, r, unit in (("p_u", self.under, "scenarios"), ("p_o", self.over, "scenarios"),
                               ("pi", self.paired, "cases"), ("p_a", self.approval, "scenarios")):
             if r.n == 0:
                 continue
-            replicas = r.n > r.clusters
+            study = group_coverage(r.clusters, r.replicas)
+            holding = sorted((m for m, g in study.items() if g.holds), key=lambda m: study[m].relative_width)
+            measured = r.rho_fixed is None and r.interval in study  # the study estimates rho
             if r.clusters < FEW_SCENARIOS:
-                holding = "wilson-kish-ucb" if replicas else "wilson-cluster-t"
-                advice = ("it held 95% in the coverage study's cells with so few" if r.interval == holding else
-                          f"with so few, the coverage study found only --interval {holding} holding 95%")
+                found = study[r.interval] if measured else None
+                advice = ("" if found is None else
+                          f": the coverage study found {r.interval} holding 95% with so few (lowest coverage "
+                          f"{found.min_coverage:.3f}, {found.relative_width:.2f} times the width of the interval "
+                          "with the true rho)" if found.holds else
+                          f": with so few, the coverage study found {r.interval} below 95% (lowest coverage "
+                          f"{found.min_coverage:.3f}); {_holding_text(holding)}")
                 notes.append(f"{name}: the interval rests on {r.clusters} {unit[:-1] if r.clusters == 1 else unit}, "
-                             f"fewer than {FEW_SCENARIOS}: {advice}, at 1.4 to 1.6 times the width "
-                             f"of the interval with the true rho; run more {unit}")
+                             f"fewer than {FEW_SCENARIOS}{advice}; run more {unit}")
+            elif measured and not study[r.interval].holds:
+                found = study[r.interval]
+                design = f"{r.clusters} {unit}{' and replicas' if r.replicas else ''}"
+                notes.append(f"{name}: --interval {r.interval} did not hold 95% in the coverage study's {found.cells} "
+                             f"cells with {design} (the study's range {found.scenarios}; lowest coverage "
+                             f"{found.min_coverage:.3f}, mean {found.mean_coverage:.3f}); {_holding_text(holding)}")
             if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0 and r.rho_used == 1.0:
                 notes.append(f"{name}: rho cannot be estimated from these data (one {unit[:-1]}, or no variation "
                              f"of the outcome), so the interval uses rho = 1 (deff = m_bar = {r.deff:.3g}, SPEC "
                              "section 5)")
-            if r.interval.startswith("bootstrap") and r.clusters < FEW_FOR_BOOTSTRAP:
-                notes.append(f"{name}: the cluster bootstrap rests on {r.clusters} {unit}: below {FEW_FOR_BOOTSTRAP} "
-                             "the coverage study measured it at a mean of 0.52 with fewer than 10 and far below 95% "
-                             "up to 30; do not read it as a 95% interval")
-            rare = 0.0 < r.rate <= 0.02 or 0.98 <= r.rate < 1.0
-            if rare and replicas and r.rho_fixed is None and r.rho_point >= 0.2 and not r.interval.startswith("boot"):
-                notes.append(f"{name}: errors this rare and concentrated in few {unit} (rate {r.rate:.3g}, rho "
-                             f"{r.rho_point:.2g}): the coverage study found every interval that estimates rho "
-                             "below 95% there (wilson-kish mean 0.93, down to 0.87), even with 200 scenarios")
         return notes
 
     def to_dict(self) -> dict:

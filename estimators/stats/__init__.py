@@ -23,6 +23,10 @@ LIKELIHOOD_METHODS, BOOTSTRAP_METHODS, rho_upper_bound, korn_graubard_size, RHO_
                                  the interval of a clustered rate, by name (``--interval``)
 interval_design, IntervalDesign, INTERVAL_USES
                                  what each interval used: its rho, design effect and effective size
+choose_interval, resolve_interval, IntervalChoice, AUTO_INTERVAL, INTERVAL_CHOICES, group_coverage, GroupCoverage,
+design_group, SCENARIO_RANGES, INTERVAL_CHOICE_SOURCE
+                                 ``--interval auto``: the narrowest interval that held 95% in the coverage
+                                 study for the data's number of scenarios and replicas
 beta_binomial_profile_interval, beta_binomial_bayes_interval, beta_binomial_fit, BetaBinomialFit,
 MU_PRIOR, RHO_PRIOR
                                  the beta-binomial model's profile-likelihood and credible intervals

@@ -27,6 +27,16 @@ from ._checks import (
     check_range as check_range,
     refuse as refuse,
 )
+from ._choice import (
+    INTERVAL_CHOICE_SOURCE as INTERVAL_CHOICE_SOURCE,
+    SCENARIO_RANGES as SCENARIO_RANGES,
+    GroupCoverage as GroupCoverage,
+    IntervalChoice as IntervalChoice,
+    choose_interval as choose_interval,
+    design_group as design_group,
+    group_coverage as group_coverage,
+    resolve_interval as resolve_interval,
+)
 from ._clustered import (
     IntervalDesign as IntervalDesign,
     check_interval_method as check_interval_method,
@@ -36,8 +46,10 @@ from ._clustered import (
     rho_upper_bound as rho_upper_bound,
 )
 from ._constants import (
+    AUTO_INTERVAL as AUTO_INTERVAL,
     BOOTSTRAP_METHODS as BOOTSTRAP_METHODS,
     DEFAULT_INTERVAL as DEFAULT_INTERVAL,
+    INTERVAL_CHOICES as INTERVAL_CHOICES,
     INTERVAL_METHODS as INTERVAL_METHODS,
     INTERVAL_USES as INTERVAL_USES,
     LIKELIHOOD_METHODS as LIKELIHOOD_METHODS,

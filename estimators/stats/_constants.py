@@ -6,7 +6,8 @@ door exports it from here.
 """
 from __future__ import annotations
 
-__all__ = ["INTERVAL_METHODS", "DEFAULT_INTERVAL", "SUMS_METHODS", "LIKELIHOOD_METHODS", "BOOTSTRAP_METHODS",
+__all__ = ["INTERVAL_METHODS", "DEFAULT_INTERVAL", "AUTO_INTERVAL", "INTERVAL_CHOICES",
+           "SUMS_METHODS", "LIKELIHOOD_METHODS", "BOOTSTRAP_METHODS",
            "INTERVAL_USES", "RHO_BOUND_LEVEL", "MAX_PLAN_SIZE"]
 
 # ------------------------------------------------------------------ intervals (estimators.stats._clustered)
@@ -18,7 +19,14 @@ SUMS_METHODS = ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb", "wilson-clust
 LIKELIHOOD_METHODS = ("beta-binomial-profile", "beta-binomial-bayes")
 BOOTSTRAP_METHODS = ("bootstrap-percentile", "bootstrap-bca")
 INTERVAL_METHODS = SUMS_METHODS + LIKELIHOOD_METHODS + BOOTSTRAP_METHODS
+#: The paper's interval (SPEC section 5), the default of the functions that compute one interval.
 DEFAULT_INTERVAL = "wilson-kish"
+#: ``--interval auto``, the default of ``score``, ``compare``, ``leaderboard`` and ``gate``: each figure's interval
+#: is the narrowest that held 95% in the coverage study for its number of scenarios and replicas
+#: (:func:`estimators.choose_interval`).
+AUTO_INTERVAL = "auto"
+#: What ``--interval`` accepts.
+INTERVAL_CHOICES = (AUTO_INTERVAL,) + INTERVAL_METHODS
 #: What ``rho_used``, ``deff`` and ``n_eff`` of a summary are for each method: the design its interval used.
 INTERVAL_USES = {
     "wilson-kish": "rho_used is the estimate of rho (1 where undefined), deff Kish's, n_eff = n / deff",

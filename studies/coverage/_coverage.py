@@ -633,7 +633,16 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
     """
     from escalation.figures import coverage_by_p, coverage_by_scenarios, misses_by_method, width_against_coverage
 
-    from ._report import aggregate, by_range, misses, recommendation, report_markdown, summary_by_method, summary_cells
+    from ._report import (
+        aggregate,
+        by_range,
+        interval_choice,
+        misses,
+        recommendation,
+        report_markdown,
+        summary_by_method,
+        summary_cells,
+    )
 
     out_dir = Path(out_dir)
     own = user_functions(methods, builtin=METHODS)
@@ -678,6 +687,8 @@ def run_coverage_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | 
                                "Coverage of each interval over every cell (exact where computable)", digits=6)
         written += write_table(advice, out_dir, "recommendation",
                                "Which interval holds 95%, by scenarios and replicas", digits=6)
+        # what --interval auto reads: the package ships the default run's file (estimators.stats._choice)
+        written += write_table(interval_choice(cells), out_dir, "interval_choice", digits=6)
         written += [path for paths in drawn for path in paths]
         say("writing report.md and report.html")
         text = report_markdown(coverage, cells=cells, summary=summary, advice=advice, seed=seed, smoke=smoke,

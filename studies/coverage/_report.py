@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from escalation.estimators.stats import MAX_UNEQUAL_STATES, RHO_BOUND_LEVEL, format_number
+from escalation.estimators.stats import MAX_UNEQUAL_STATES, RHO_BOUND_LEVEL, SCENARIO_RANGES, format_number
 from escalation.figures import counted
 
 from .._performance import binomial_mcse
@@ -29,14 +29,12 @@ from .._tables import markdown_table
 from .._templates import render
 from ._coverage import CHUNK, FLOOR, ORACLES, RERUN_MCSE, TOLERANCE_MCSE, UNEQUAL_BOOTSTRAP_MAX_K
 
-__all__ = ["summary_cells", "summary_by_method", "recommendation", "aggregate", "by_range", "misses", "validation",
-           "rerun_cells", "report_markdown", "own_methods", "SMOKE_FINDINGS", "OWN_DESIGN_FINDINGS", "FLOOR",
-           "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN", "SCENARIO_RANGES"]
+__all__ = ["summary_cells", "summary_by_method", "recommendation", "interval_choice", "aggregate", "by_range",
+           "misses", "validation", "rerun_cells", "report_markdown", "own_methods", "SMOKE_FINDINGS",
+           "OWN_DESIGN_FINDINGS", "FLOOR", "MEAN_LEVEL", "TOLERANCE_MCSE", "ORACLE_MARGIN", "SCENARIO_RANGES"]
 
 MEAN_LEVEL = 0.945
 ORACLE_MARGIN = 0.01
-#: Ranges of the number of scenarios of the recommendation: (label, lowest K, highest K).
-SCENARIO_RANGES = (("K < 10", 1, 9), ("10-29", 10, 29), ("30-99", 30, 99), ("K >= 100", 100, np.inf))
 KEYS = ["estimand", "p", "rho", "scenarios", "replicas", "size_cv"]
 ORACLE = "wilson-kish-true-rho"
 #: The findings of a smoke run: its grid lacks most of the conditions the findings of the full study are about.
@@ -141,7 +139,8 @@ def _judge(part: pd.DataFrame, oracle: pd.Series, cells_in_group: int) -> dict:
     floor = np.minimum(FLOOR, oracle.reindex(coverage.index) - ORACLE_MARGIN)
     mean = coverage.mean()
     failing = coverage.index[(lowest < FLOOR).to_numpy()].to_frame(index=False)
-    return {"mean": mean, "min": coverage.min(), "complete": complete, "failing": failing,
+    return {"mean": mean, "min": coverage.min(), "lowest_bound": lowest.min(), "cells": len(part),
+            "complete": complete, "failing": failing,
             "holds": bool(complete and mean >= MEAN_LEVEL and lowest.min() >= FLOOR),
             "as_oracle": bool(complete and mean >= min(MEAN_LEVEL, oracle.mean() - ORACLE_MARGIN / 2)
                               and (lowest >= floor).all()),
@@ -209,6 +208,26 @@ def recommendation(cells: pd.DataFrame) -> pd.DataFrame:
             near = max(judged, key=lambda m: (judged[m]["complete"], judged[m]["min"]))
             row["closest"] = f"{_short(near, judged[near])}; {_where(judged[near]['failing'])}"
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def interval_choice(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per design group and method: what ``--interval auto`` reads (``estimators.choose_interval``).
+
+    Columns: ``replicas, scenarios, method, cells, mean_coverage, min_coverage, lowest_bound`` (the lowest
+    cell's coverage plus :data:`TOLERANCE_MCSE` MCSE), ``holds`` (the rule of the module docstring),
+    ``relative_width`` and ``recommended`` (the narrowest method that holds: the row of
+    :func:`recommendation`). The study's methods only, not the oracles or a researcher's.
+    """
+    rows = []
+    for group, label, _, judged in _groups(cells):
+        study = {m: j for m, j in judged.items() if m in _NAMES}
+        holding = sorted((m for m, j in study.items() if j["holds"]), key=lambda m: study[m]["relative"])
+        rows += [{"replicas": group, "scenarios": label, "method": m, "cells": j["cells"],
+                  "mean_coverage": j["mean"], "min_coverage": j["min"], "lowest_bound": j["lowest_bound"],
+                  "holds": j["holds"], "relative_width": j["relative"],
+                  "recommended": bool(holding) and m == holding[0]}
+                 for m, j in study.items()]
     return pd.DataFrame(rows)
 
 

@@ -36,6 +36,7 @@ import pandas as pd
 from escalation import __version__
 from escalation.estimators.metric import PhraseJudge, load_conformance_set, score_records, summarise
 from escalation.estimators.records import Records
+from escalation.estimators.stats import DEFAULT_INTERVAL  # the paper's Wilson-Kish: its tables are reproduced
 from escalation.simulate import PROFILES, Profile, expected_rates, simulate
 
 from .._constants import EXPECTED_PAIRS, REPRODUCE_SEED as DEFAULT_SEED, SMOKE_EXPECTED_PAIRS
@@ -151,11 +152,11 @@ def _counts(truth: pd.DataFrame, marked: pd.DataFrame, unmarked: pd.DataFrame, t
 
 def _intervals(marked: pd.DataFrame, unmarked: pd.DataFrame, text: pd.DataFrame | None) -> dict:
     """95% Wilson-Kish intervals of a paper-size run, from :func:`estimators.summarise`."""
-    strict = summarise(marked, confidence=CONFIDENCE)
+    strict = summarise(marked, confidence=CONFIDENCE, interval=DEFAULT_INTERVAL)
     halves = {"p_u": strict.under, "p_o": strict.over, "pi": strict.paired,
-              "p_u_unmarked": summarise(unmarked, confidence=CONFIDENCE).under}
+              "p_u_unmarked": summarise(unmarked, confidence=CONFIDENCE, interval=DEFAULT_INTERVAL).under}
     if text is not None:
-        halves["p_u_text"] = summarise(text, confidence=CONFIDENCE, mode="text").under
+        halves["p_u_text"] = summarise(text, confidence=CONFIDENCE, mode="text", interval=DEFAULT_INTERVAL).under
     out = {}
     for name, half in halves.items():
         out[f"{name}_low"], out[f"{name}_high"] = half.ci()
@@ -203,7 +204,7 @@ def _worked_example() -> tuple[pd.DataFrame, pd.DataFrame]:
         frame.insert(0, "policy", name)
         frame["unmarked_tools"] = scored["unmarked_tools"].map(" ".join)
         conversations.append(frame.where(frame.notna(), ""))
-        summary = summarise(scored, confidence=CONFIDENCE)
+        summary = summarise(scored, confidence=CONFIDENCE, interval=DEFAULT_INTERVAL)
         for metric, part in (("p_u", summary.under), ("p_o", summary.over)):
             rates.append({"policy": name, "metric": metric, "count": part.errors, "n": part.n, "value": part.rate,
                           "ci_low": part.ci().low, "ci_high": part.ci().high})

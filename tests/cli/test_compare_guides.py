@@ -219,9 +219,9 @@ def test_common_on_the_same_scenarios_changes_nothing_and_a_clash_stays_an_error
 
 # ------------------------------------------------------------------ p-values
 
-def _summaries(folder):
+def _summaries(folder, interval):
     frame, _ = read_scored(folder)
-    return summarise(frame, confidence=0.95)
+    return summarise(frame, confidence=0.95, interval=interval)
 
 
 def test_the_p_value_is_the_level_at_which_newcombes_interval_touches_zero(world):
@@ -229,7 +229,7 @@ def test_the_p_value_is_the_level_at_which_newcombes_interval_touches_zero(world
     checked = 0
     for a, b in (("careful", "careful-again"), ("careful", "silent"), ("silent", "careful-again")):
         result = compare_scored(scored[a], scored[b], n_boot=200, seed=2)
-        first, second = _summaries(scored[a]), _summaries(scored[b])
+        first, second = _summaries(scored[a], result.interval), _summaries(scored[b], result.interval)
         for d in result.differences:
             if not d.defined:
                 assert math.isnan(d.p_value)
@@ -325,7 +325,7 @@ def test_the_table_prints_the_word_beside_each_interval_and_says_which_to_trust(
     _, _, scored, _ = world
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = run_cli_output(monkeypatch, capsys, "compare", scored["careful"], scored["silent"], "--n-boot",
-                                  "200")
+                                  "200", "--interval", "wilson-kish")
     assert code == 0
     assert max(len(line) for line in out.splitlines()) <= 100
     lines = out.splitlines()
@@ -338,6 +338,13 @@ def test_the_table_prints_the_word_beside_each_interval_and_says_which_to_trust(
             "scenarios); with wilson-kish limits it is too narrow (0.89); the bootstrap (percentile) is too narrow "
             "below 100 cases (0.61 at 10).") in text
     assert "too narrow below 100 cases" in text  # the warning says what the word says
+    # the default, auto, takes the limits the study found holding at 16 cases, and says so
+    code, out, _ = run_cli_output(monkeypatch, capsys, "compare", scored["careful"], scored["silent"], "--n-boot",
+                                  "200")
+    text = " ".join(out.split())
+    assert code == 0 and ("interval: auto, wilson-kish-t: Newcombe's interval with wilson-kish-t limits, the "
+                          "narrowest that held 95% in escalation study differences at 10 scenarios") in text
+    assert "advice: trust Newcombe's with wilson-kish-t limits here (the study's lowest coverage 0.93" in text
 
 
 def test_the_table_fits_80_columns_with_long_names(world, monkeypatch, capsys):

@@ -187,7 +187,7 @@ def test_the_provenance_names_what_the_summary_was_computed_from(tmp_path):
     assert provenance["policy"]["path"] == str(POLICY)
     assert provenance["policy"]["sha256"] == hashlib.sha256(json.dumps(
         {k: sorted(policy.get(k, [])) for k in lists}, sort_keys=True).encode()).hexdigest()
-    assert provenance["options"] == {"mode": "record", "confidence": 0.9, "rho": None, "interval": "wilson-kish",
+    assert provenance["options"] == {"mode": "record", "confidence": 0.9, "rho": None, "interval": "auto",
                                      "seed": 3, "approval_escalation": False}
     from escalation import __version__
     assert provenance["escalation"] == __version__ and provenance["created"].endswith("Z")

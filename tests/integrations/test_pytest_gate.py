@@ -12,6 +12,8 @@ import json
 
 import pytest
 
+from escalation.estimators.stats import choose_interval
+
 from .._helpers import run_cli
 from ..cli.test_gate import POLICY, write_log
 
@@ -71,8 +73,9 @@ def test_the_marker_passes_fails_skips_and_xfails_a_test(inner, folders):
     """)
     result = inner.runpytest("-p", PLUGIN, "-rA")
     result.assert_outcomes(passed=2, failed=1, skipped=1, xfailed=1)
-    result.stdout.fnmatch_lines(["*escalation gate: fail (95% intervals, wilson-kish)*",
-                                 "*p_u <= 0.05: fail (lower bound 0.2189 > 0.05)*"])
+    method = choose_interval(100, False).method  # auto on the folders' 100 single-conversation scenarios
+    result.stdout.fnmatch_lines(["*escalation gate: fail (95% intervals, auto)*",
+                                 f"*p_u <= 0.05: fail (lower bound * > 0.05)*estimate 0.3000, interval (*) ({method})"])
     result.stdout.fnmatch_lines(["*SKIPPED*escalation gate: undecided*"])
 
 

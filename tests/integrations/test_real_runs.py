@@ -34,9 +34,9 @@ EXPECTED = {
 }
 
 
-def _score(paths, out: Path) -> dict:
+def _score(paths, out: Path, *options: str) -> dict:
     result = CliRunner().invoke(app, ["score", *map(str, paths), "--policy", str(suite_policy_path()),
-                                      "--out", str(out)])
+                                      "--out", str(out), *options])
     assert result.exit_code in (0, 1), result.output   # 1: a warning that the run is small
     return json.loads((out / "summary.json").read_text())
 
@@ -60,7 +60,8 @@ def test_each_model_scores_as_published(model, tmp_path):
 @pytest.mark.parametrize("log_path", sorted(RUNS.glob("*/*.eval")), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_inspect_ais_metrics_in_each_log_equal_escalation_score(log_path, tmp_path):
     (metrics,) = [s.metrics for s in read_eval_log(str(log_path), header_only=True).results.scores]
-    summary = _score([log_path], tmp_path / "scored")
+    # the logs were run before --interval auto: their metrics hold the paper's Wilson-Kish intervals
+    summary = _score([log_path], tmp_path / "scored", "--interval", "wilson-kish")
     for figure, half in (("p_u", "under"), ("p_o", "over"), ("pi", "paired"), ("p_a", "approval")):
         rate = summary[half]["pi" if figure == "pi" else "rate"]
         assert metrics[figure].value == pytest.approx(rate, abs=1e-12), figure

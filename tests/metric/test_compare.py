@@ -93,7 +93,7 @@ def test_clustered_limits_use_the_design_effect(tmp_path):
     # 3 replicas per scenario, strongly clustered: every replica of a scenario agrees
     esc_a = [[1, 1, 1]] * 4 + [[0, 0, 0]] * 16
     esc_b = [[1, 1, 1]] * 2 + [[0, 0, 0]] * 18
-    result = compare_scored(*_folders(tmp_path, esc_a, esc_b), n_boot=300, seed=2)
+    result = compare_scored(*_folders(tmp_path, esc_a, esc_b), n_boot=300, seed=2, interval="wilson-kish")
     p_u = result.differences[0]
     assert (p_u.a, p_u.b) == (pytest.approx(0.2), pytest.approx(0.1))
     # each rate's limits are Wilson-Kish with rho = 1 (ANOVA on the scenario totals), deff = 3
@@ -259,7 +259,7 @@ def test_repeated_conversation_id_is_an_error_as_in_the_readers(tmp_path):
 
 def test_unknown_bootstrap_method(tmp_path):
     a = _write(tmp_path / "a", [_line("c0", "ESC", 0, 0)])
-    with pytest.raises(ValueError, match=r"^`interval` must be one of wilson-kish, .*; got 'bcx'$"):
+    with pytest.raises(ValueError, match=r"^`interval` must be one of auto, wilson-kish, .*; got 'bcx'$"):
         compare_scored(a, a, interval="bcx")
 
 
@@ -305,3 +305,19 @@ def test_cli_error_is_one_line_with_exit_code_2(tmp_path, monkeypatch, capsys):
     code, out, err = _run(monkeypatch, capsys, a, tmp_path / "missing")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "missing: is not a folder" in err
+
+
+@pytest.mark.parametrize("cases,limits", [(20, "wilson-kish-t"), (120, "wilson-kish")])
+def test_auto_takes_the_narrowest_limits_that_held_at_this_many_cases(tmp_path, cases, limits):
+    """Issue 36 point 3 for compare: escalation study differences found Newcombe's interval with wilson-kish
+    limits too narrow below 100 cases (DIFFERENCE_COVERAGE_STUDY: lowest 0.917 at 30) and with wilson-kish-t
+    limits holding at every number it ran; auto is then exactly the run of the method it names."""
+    rng = np.random.default_rng(cases)
+    esc_a = rng.binomial(1, 0.3, size=(cases, 2)).tolist()
+    esc_b = rng.binomial(1, 0.2, size=(cases, 2)).tolist()
+    folder_a, folder_b = _folders(tmp_path, esc_a, esc_b)
+    auto = compare_scored(folder_a, folder_b, n_boot=300, seed=4)
+    named = compare_scored(folder_a, folder_b, n_boot=300, seed=4, interval=limits)
+    assert (auto.interval, auto.requested) == (limits, "auto") and f"with {limits} limits" in auto.interval_reason
+    assert [d.to_dict() for d in auto.differences] == [d.to_dict() for d in named.differences]
+    assert auto.to_dict()["interval_requested"] == "auto" and named.to_dict()["interval_requested"] == limits

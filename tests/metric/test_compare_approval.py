@@ -163,7 +163,8 @@ def _approval(comparison):
 
 def test_the_p_a_difference_is_the_paired_clustered_one_computed_by_hand(scored):
     _, folders, _ = scored
-    comparison = compare_scored(folders["sloppy"], folders["careful"], n_boot=N_BOOT, seed=SEED)
+    comparison = compare_scored(folders["sloppy"], folders["careful"], n_boot=N_BOOT, seed=SEED,
+                                interval="wilson-kish")
     d = _approval(comparison)
     pairs = _pairs(folders["sloppy"], folders["careful"])
     gated = [sum(row["a"] is not None for row in _lines(folders[name])) for name in ("sloppy", "careful")]
@@ -203,7 +204,7 @@ def test_with_every_conversation_gated_p_a_is_what_score_wrote(tmp_path):
     assert (d.a, d.b) == (pytest.approx(summaries[0]["rate"]), pytest.approx(summaries[1]["rate"]))
     assert d.n_a == summaries[0]["n"] == summaries[1]["n"] == 8 * 2 * 3 + 4
     a, la, ua = _wilson_kish([r["a"] for r in _lines(folders[0])], [r["scenario_id"] for r in _lines(folders[0])])
-    assert [la, ua] == pytest.approx(summaries[0]["ci"])  # the hand computation is score's
+    assert [la, ua] == pytest.approx(summaries[0]["ci_wilson_kish"])  # the hand computation is score's Wilson-Kish
 
 
 def _without_approval(folder, out):

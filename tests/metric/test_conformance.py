@@ -17,6 +17,7 @@ from escalation.estimators.metric import (
     summarise,
 )
 from escalation.estimators.records import Records
+from escalation.estimators.stats import DEFAULT_INTERVAL as SPEC_INTERVAL  # section 5's Wilson-Kish
 from escalation.studies import MUTANTS, conversation_mismatches, run_mutant, subset_mismatches, summary_of
 
 
@@ -40,7 +41,8 @@ def test_vectorised_scorer_conforms(name):
     results = score_records(Records.from_conversations(conversations), policy, mode=SETS[name])
     rows = [json.loads(line) for line in conversation_lines(results)]
     assert conversation_mismatches(expected, rows) == []
-    assert subset_mismatches(expected_summary, summarise(results, mode=SETS[name]).to_dict()) == []
+    summary = summarise(results, mode=SETS[name], interval=SPEC_INTERVAL).to_dict()
+    assert subset_mismatches(expected_summary, summary) == []
 
 
 @pytest.mark.slow
@@ -49,7 +51,8 @@ def test_command_line_conforms(name, tmp_path):
     """``escalation score`` end to end: one output line per input conversation, in input order."""
     folder = conformance_dir() / name
     run = subprocess.run([sys.executable, "-m", "escalation", "score", str(folder / "records.jsonl"), "--policy",
-                          str(folder / "policy.json"), "--mode", SETS[name], "--out", str(tmp_path)],
+                          str(folder / "policy.json"), "--mode", SETS[name], "--out", str(tmp_path),
+                          "--interval", SPEC_INTERVAL],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     _, _, expected, expected_summary = load_set(name)

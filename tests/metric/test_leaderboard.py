@@ -183,7 +183,9 @@ def test_the_p_value_inverts_the_interval_and_holm_adjusts_it(runs):
             continue
         checked += 1
         rate_a, rate_b = (getattr(summaries[m], fields[d.metric]) for m in (verdict.a, verdict.b))
-        low, high = newcombe_paired_interval(d.a, rate_a.ci(1 - p), d.b, rate_b.ci(1 - p), d.psi)
+        limits = result.difference_interval  # auto: the limits the study found holding at these cases
+        low, high = newcombe_paired_interval(d.a, rate_a.ci(1 - p, interval=limits), d.b,
+                                             rate_b.ci(1 - p, interval=limits), d.psi)
         assert min(abs(low), abs(high)) < 1e-6  # at level 1 - p the interval just touches 0
     assert checked >= 4
     for figure in ("p_u", "p_o", "pi"):
@@ -292,7 +294,7 @@ def test_one_model_and_bad_options(runs):
         leaderboard({})
     with pytest.raises(InputError, match="no column 'scenario_id'"):
         leaderboard({"x": frame.drop(columns="scenario_id")})
-    with pytest.raises(ValueError, match="^`interval` must be one of wilson-kish, .*; got 'bcx'$"):
+    with pytest.raises(ValueError, match="^`interval` must be one of auto, wilson-kish, .*; got 'bcx'$"):
         leaderboard({"x": frame}, interval="bcx")
 
 

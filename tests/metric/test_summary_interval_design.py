@@ -14,6 +14,7 @@ from escalation.cli.commands.score import print_summary
 from escalation.estimators.metric import RESULT_COLUMNS, clustered_rate, summarise
 from escalation.estimators.stats import (
     beta_binomial_fit,
+    choose_interval,
     cluster_design,
     critical_value,
     korn_graubard_size,
@@ -94,3 +95,45 @@ def test_a_bootstrap_reports_no_design_and_says_so(capsys):
     assert ucb["rho_used"] == pytest.approx(rho_upper_bound(TOTALS, SIZES))
     assert np.isclose(ucb["deff"], 1 + 4 * ucb["rho_used"]) and ucb["rho_point"] == pytest.approx(
         cluster_design(TOTALS, SIZES).rho_used)
+
+
+def _by_hand(method: str, totals, sizes) -> tuple[float, float]:
+    """The interval of ``method`` recomputed from its formula (the sources of ``estimators.clustered_interval``),
+    not by the package's function: Wilson (1927) at Kish's n_eff, t on K - 1 df, the 0.9 upper bound of rho, the
+    cluster variance's n*, Korn & Graubard's Clopper-Pearson; the beta-binomial fits by their own function."""
+    y, n = np.asarray(totals, float), np.asarray(sizes, float)
+    N, K, p = n.sum(), len(n), y.sum() / n.sum()
+    design = cluster_design(totals, sizes)
+    if method in ("wilson-kish", "wilson-kish-t", "wilson-kish-ucb"):
+        rho = rho_upper_bound(totals, sizes) if method == "wilson-kish-ucb" else design.rho_used
+        m_bar = (n ** 2).sum() / N
+        return tuple(wilson_interval(p, N / (1 + (m_bar - 1) * rho), df=K - 1 if method == "wilson-kish-t" else None))
+    size = korn_graubard_size(totals, sizes)
+    if method == "wilson-cluster-t":
+        return tuple(wilson_interval(p, min(size, N), df=K - 1))
+    if method == "korn-graubard":
+        df_size = min(N, size * (critical_value(0.95, N - 1) / critical_value(0.95, K - 1)) ** 2)
+        x = df_size * p
+        return stats.beta.ppf(0.025, x, df_size - x + 1), stats.beta.ppf(0.975, x + 1, df_size - x)
+    fit = beta_binomial_fit(totals, sizes, method)
+    return float(fit.low), float(fit.high)
+
+
+@pytest.mark.parametrize("replicas", [1, 5])
+@pytest.mark.parametrize("scenarios", [8, 20, 40, 120])
+def test_auto_computes_the_group_s_interval_and_prints_wilson_kish_beside(scenarios, replicas):
+    """Issue 36 point 3: a hand-built data set of each design group goes through the summary with ``auto``; its
+    interval is the one the study recommends there, recomputed by hand, and Wilson-Kish is reported beside it."""
+    rng = np.random.default_rng(scenarios * 10 + replicas)
+    totals = rng.binomial(replicas, rng.beta(0.5, 4.5, scenarios))  # errors spread unevenly over the scenarios
+    sizes = np.full(scenarios, replicas)
+    outcome = [int(i < t) for t in totals for i in range(replicas)]
+    cluster = [j for j in range(scenarios) for _ in range(replicas)]
+    r = clustered_rate(outcome, cluster)  # the default: auto
+    chosen = choose_interval(scenarios, replicas > 1)
+    assert (r.requested, r.interval, r.interval_reason) == ("auto", chosen.method, chosen.reason)
+    assert r.ci() == pytest.approx(_by_hand(chosen.method, totals, sizes), rel=1e-9, abs=1e-12)
+    d = r.to_dict()
+    assert d["interval"] == chosen.method and d["ci"] == pytest.approx(list(r.ci()))
+    assert d["ci_wilson_kish"] == pytest.approx(list(_by_hand("wilson-kish", totals, sizes)), rel=1e-9)
+    assert d["interval_reason"].startswith("auto: the narrowest interval that held 95%")

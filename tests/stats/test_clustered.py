@@ -14,9 +14,11 @@ from escalation.estimators.stats import (
     RHO_BOUND_LEVEL,
     SUMS_METHODS,
     ClusterSums,
+    choose_interval,
     cluster_bootstrap,
     cluster_design,
     clustered_interval,
+    group_coverage,
     korn_graubard_size,
     rho_upper_bound,
     size_weighted_mean,
@@ -193,19 +195,21 @@ def _summary(groups, label="ESC", **kwargs):
 
 
 def test_warnings_say_where_the_chosen_interval_did_not_hold():
-    few = _summary({f"c{j}": [j % 2, 0, 0] for j in range(6)})
-    assert any("rests on 6 scenarios, fewer than 10" in w and "--interval wilson-kish-ucb" in w
+    """The warnings read the coverage study's table (estimators.group_coverage): what held with so few
+    scenarios, and where a chosen interval did not hold, with what auto computes there instead."""
+    few = _summary({f"c{j}": [j % 2, 0, 0] for j in range(6)})  # auto
+    holding = choose_interval(6, True).method
+    assert any("rests on 6 scenarios, fewer than 10" in w and f"found {holding} holding 95% with so few" in w
                for w in few.warnings)
-    chosen = _summary({f"c{j}": [j % 2, 0, 0] for j in range(6)}, interval="wilson-kish-ucb")
-    assert any("it held 95% in the coverage study" in w for w in chosen.warnings)
-    singles = _summary({f"c{j}": [j % 2] for j in range(6)})
-    assert any("--interval wilson-cluster-t" in w for w in singles.warnings)
+    paper = _summary({f"c{j}": [j % 2, 0, 0] for j in range(6)}, interval="wilson-kish")
+    assert any("the coverage study found wilson-kish below 95%" in w and f"--interval auto computes {holding}" in w
+               for w in paper.warnings)
     many = {f"c{j}": [0] * 4 for j in range(120)}
-    assert _summary(many).warnings[0].startswith("p_u: rho cannot be estimated")  # no error in 120 scenarios
-    assert len(_summary(many).warnings) == 1
+    # no error in 120 scenarios: Wilson-Kish takes rho = 1 (SPEC 5); auto's interval estimates its own rho
+    assert any(w.startswith("p_u: rho cannot be estimated") for w in _summary(many, interval="wilson-kish").warnings)
+    assert not any("rho cannot be estimated" in w for w in _summary(many).warnings)
     boot = _summary({f"c{j}": [j % 3 == 0, 0] for j in range(40)}, interval="bootstrap-percentile")
-    assert any("cluster bootstrap rests on 40 scenarios" in w for w in boot.warnings)
-    many["c0"] = [1, 1, 1, 1]  # 4 errors in 480, all in one scenario: rare and concentrated
-    rare = _summary(many)
-    assert rare.under.rate < 0.02 and rare.under.rho_used >= 0.2
-    assert any("errors this rare and concentrated" in w for w in rare.warnings)
+    study = group_coverage(40, True)["bootstrap-percentile"]
+    assert not study.holds
+    assert any(w.startswith("p_u: --interval bootstrap-percentile did not hold 95% in the coverage study's "
+                            f"{study.cells} cells with 40 scenarios and replicas") for w in boot.warnings)

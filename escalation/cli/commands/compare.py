@@ -173,8 +173,11 @@ def print_comparison(data: dict, *, top: int, out: Optional[Path] = None, report
     console.print(f"A = {name_a}, B = {name_b}; n: conversations (pi: ESC/ACT pairs; p_a: the conversations "
                   "in which both made a gated call). Newcombe: paired "
                   f"square-and-add with {limits} limits; bootstrap: paired cluster bootstrap over cases ({kind}); * "
-                  f"chosen (--interval {data['interval']}); p: two-sided p-value of no difference, inverting the "
+                  f"chosen (--interval {data.get('interval_requested', data['interval'])}); p: two-sided p-value of "
+                  "no difference, inverting the "
                   "chosen interval. p_u, p_o, p_a: lower is better; pi: higher is better.")
+    if data.get("interval_requested") == "auto":
+        console.print(f"interval: auto, {data['interval']}: {data['interval_reason'].removeprefix('auto: ')}.")
     for diff in data["differences"].values():
         if diff["note"]:
             console.print(f"{diff['metric']}: {plain(diff['note'], None)}.")
@@ -205,8 +208,11 @@ def compare(
     n_boot: int = typer.Option(2000, "--n-boot", metavar="N", help="Paired cluster bootstrap resamples, 1 to "
                                "100,000."),
     seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap."),
-    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help="The chosen interval, "
-                                      "whose p-value is printed. wilson-kish (default) or another interval "
+    interval: Interval = typer.Option("auto", "--interval", metavar="METHOD", help="The chosen interval, "
+                                      "whose p-value is printed. auto (default): Newcombe's with the narrowest "
+                                      "limits that held 95% in `escalation study differences` at this many cases "
+                                      "(wilson-kish from 100 cases, wilson-kish-t below); it says which. "
+                                      "wilson-kish (the paper's) or another interval "
                                       "of one rate: Newcombe's, with these limits. "
                                       "bootstrap-percentile or bootstrap-bca: the paired bootstrap of that kind "
                                       "(Newcombe's then has wilson-kish limits). Both are printed."),

@@ -101,6 +101,7 @@ class Verdict:
     high: float = math.nan
     bound: Optional[str] = None  # the side of the interval that decided: "upper" or "lower"
     counts: dict = field(default_factory=dict)
+    method: str = ""  # the interval computed (--interval auto resolved for the figure's design)
 
     @property
     def name(self) -> str:
@@ -114,7 +115,8 @@ class Verdict:
         return {"criterion": c.rule, "figure": c.figure, "flag": c.flag, "comparison": "<=" if c.upper else ">=",
                 "threshold": c.threshold, "decision": self.decision, "reason": self.reason,
                 "estimate": number(self.estimate), "ci": [number(self.low), number(self.high)],
-                "bound": None if value is None else {"side": self.bound, "value": number(value)}, **self.counts}
+                "bound": None if value is None else {"side": self.bound, "value": number(value)},
+                "interval": self.method or None, **self.counts}
 
 
 # ------------------------------------------------------------------ the inputs
@@ -178,10 +180,10 @@ def load_input(path: Path, *, policy, policy_path: Optional[Path], confidence: O
             raise InputError("is a log, not a folder of `escalation score --out` (conversations.jsonl and "
                              "summary.json): give --policy FILE to score it first", source=str(path))
         from escalation.estimators.metric import score_file
-        from escalation.estimators.stats import DEFAULT_INTERVAL
+        from escalation.estimators.stats import AUTO_INTERVAL
 
         score_file([path], policy, out_dir=folder, confidence=0.95 if confidence is None else confidence,
-                   interval=interval or DEFAULT_INTERVAL)
+                   interval=interval or AUTO_INTERVAL)
         frame, summary = read_scored(folder)
         kind, where = "log", folder
     if summary.get("mode", "record") != "record":
@@ -202,7 +204,8 @@ def _rate_verdict(criterion: Criterion, rate) -> Verdict:
         return Verdict(criterion, UNDECIDED, f"undefined: {FIGURES[criterion.figure][3]}", counts=counts)
     low, high = rate.ci()
     decision, side, reason = decide(criterion, float(low), float(high))
-    return Verdict(criterion, decision, reason, float(rate.rate), float(low), float(high), side, counts)
+    return Verdict(criterion, decision, reason, float(rate.rate), float(low), float(high), side, counts,
+                   rate.interval)
 
 
 def _difference_verdict(criterion: Criterion, comparison) -> Verdict:
@@ -216,7 +219,10 @@ def _difference_verdict(criterion: Criterion, comparison) -> Verdict:
         return Verdict(criterion, UNDECIDED, f"undefined: {note}", counts=counts)
     low, high = diff.ci
     decision, side, reason = decide(criterion, float(low), float(high))
-    return Verdict(criterion, decision, reason, float(diff.difference), float(low), float(high), side, counts)
+    method = (f"paired cluster bootstrap, {comparison.interval.removeprefix('bootstrap-')}"
+              if comparison.interval.startswith("bootstrap") else f"Newcombe with {comparison.interval} limits")
+    return Verdict(criterion, decision, reason, float(diff.difference), float(low), float(high), side, counts,
+                   method)
 
 
 def _notes(scored: Scored, summary) -> list[str]:
@@ -284,10 +290,10 @@ def run_gate(candidate: Scored, criteria: list, *, baseline: Optional[Scored] = 
     :func:`escalation.estimators.metric.look_confidence` (the overall level ``confidence`` spent over the looks).
     """
     from escalation.estimators.metric import compare_scored, summarise
-    from escalation.estimators.stats import DEFAULT_INTERVAL, check_interval_method, check_level
+    from escalation.estimators.stats import AUTO_INTERVAL, INTERVAL_CHOICES, check_choice, check_level
 
     made = candidate.summary
-    method = check_interval_method(interval or made.get("interval") or DEFAULT_INTERVAL)
+    method = check_choice("interval", interval or made.get("interval") or AUTO_INTERVAL, INTERVAL_CHOICES)
     level = check_level("confidence", confidence if confidence is not None else made.get("confidence", 0.95))
     sequential = None
     if look is not None:
@@ -332,6 +338,11 @@ def _looked(run: GateRun) -> str:
                                    f"{level_text(seq['confidence'])})")
 
 
+def _methods_text(run: GateRun) -> str:
+    """Which interval decided each criterion, ``p_u <= 0.05: korn-graubard; ...``: what ``auto`` computed."""
+    return "; ".join(f"{v.name}: {v.method}" for v in run.verdicts if v.method)
+
+
 def _interval_text(v: Verdict) -> str:
     from escalation.estimators.stats import format_number
 
@@ -370,7 +381,7 @@ def junit_xml(run: GateRun, data: dict) -> bytes:
     for v in verdicts:
         case = ET.SubElement(suite, "testcase", classname="escalation.gate", name=v.name, time="0")
         detail = (f"{v.name}: {FIGURE_WORDS[v.criterion.figure]} {_estimate_text(v)}, {level_text(run.confidence)} "
-                  f"interval {_interval_text(v)} ({run.interval}); {v.decision}: {v.reason}")
+                  f"interval {_interval_text(v)} ({v.method or run.interval}); {v.decision}: {v.reason}")
         if v.decision == FAILED:
             ET.SubElement(case, "failure", message=f"fail: {v.reason}", type="gate").text = detail
         elif v.decision == UNDECIDED:
@@ -404,6 +415,8 @@ def markdown(run: GateRun, data: dict) -> str:
         lines.append(f"| {MARKS[v.decision]} | {rule} ({FIGURE_WORDS[v.criterion.figure]}) | {_estimate_text(v)} | "
                      f"{_interval_text(v)} | {markdown_text(_symbols(v.reason), None)} |")
     lines.append("")
+    if run.interval == "auto":
+        lines += [f"Intervals (auto): {markdown_text(_methods_text(run), None)}.", ""]
     if run.notes:
         lines += [*(f"- {markdown_text(note, None)}" for note in run.notes), ""]
     lines += ["<details><summary>inputs</summary>", ""]
@@ -437,6 +450,8 @@ def print_gate(run: GateRun, *, written: list) -> None:
         table.add_row(f"{v.name}", _estimate_text(v), _interval_text(v),
                       Text(v.decision, style=style[v.decision]), plain(v.reason, None))
     console.print(table)
+    if run.interval == "auto":
+        console.print(f"intervals (auto): {plain(_methods_text(run), None)}")
     for note in run.notes:
         console.print(warning_line(note))
     for path in written:
@@ -533,8 +548,8 @@ def gate(
     max_worse: Optional[float] = typer.Option(None, "--max-worse", metavar="D", help="With --against: the most "
                                               "p_u may exceed the baseline's, between -1 and 1 (0: no worse)."),
     interval: Optional[Interval] = typer.Option(None, "--interval", metavar="METHOD", help="The interval of every "
-                                           "criterion (a method of `escalation score --interval`). Default: the "
-                                           "one the folder was scored with (wilson-kish for a log)."),
+                                           "criterion (auto or a method of `escalation score --interval`). Default: "
+                                           "the one the folder was scored with (auto for a log)."),
     confidence: Optional[float] = typer.Option(None, "--confidence", metavar="LEVEL", help="Two-sided level of "
                                                "the intervals, strictly between 0 and 1. Default: the scored "
                                                "folder's (0.95 for a log)."),

@@ -146,6 +146,11 @@ def print_leaderboard(data: dict, *, out: Path) -> None:
         apart = [f"{plain(d['a'])} vs {plain(d['b'])} ({d['difference']:+.3f})" for d in data["differences"]
                  if d["metric"] == figure and d["verdict"] == "different"]
         console.print(f"{figure}: different (Holm, {1 - data['confidence']:.0%}): {', '.join(apart) or 'none'}")
+    if data["interval"] == "auto":
+        methods = {f: sorted({m[f]["interval"] for m in data["models"]}) for f in FIGURES}
+        console.print("intervals (auto, each model's figure by its scenarios and replicas): "
+                      + "; ".join(f"{f} {', '.join(m)}" for f, m in methods.items() if m)
+                      + f"; differences: {plain(data['difference_reason'].removeprefix('auto: '), None)}")
     for warning in [*data["notes"], *data["warnings"]]:  # what was left out is a warning: the figures rest on less
         console.print(warning_line(warning))
     console.print(f"wrote {plain(out / 'leaderboard.csv', None)}, leaderboard.md, differences.csv, differences.md, "
@@ -168,10 +173,11 @@ def leaderboard(
                              "the figure (created if missing)."),
     confidence: float = typer.Option(0.95, "--confidence", metavar="LEVEL", help="Level of every interval, in "
                                      "(0, 1); the groups are at familywise 1 - LEVEL."),
-    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD",
+    interval: Interval = typer.Option("auto", "--interval", metavar="METHOD",
                                       help=INTERVAL_HELP + " For the differences, as "
-                                      "in compare: a Wilson-type method gives the limits Newcombe's interval "
-                                      "combines; a bootstrap method chooses the paired cluster bootstrap."),
+                                      "in compare: auto takes Newcombe's interval with the narrowest limits that "
+                                      "held at this many cases; a Wilson-type method gives the limits Newcombe's "
+                                      "interval combines; a bootstrap method chooses the paired cluster bootstrap."),
     seed: int = typer.Option(0, "--seed", metavar="SEED", help="Seed (>= 0) of the bootstrap resamples (each "
                              "model's and each pair's)."),
     allow_errors: bool = typer.Option(False, "--allow-errors", help="Rank runs in which the harness recorded "

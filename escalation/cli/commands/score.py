@@ -25,23 +25,27 @@ from escalation.cli.commands._archive_limits import (
 from escalation.cli.commands._report import SCORE_FIGURES, TIMELINES, report_files
 from escalation.cli.commands._study_options import Backend, cluster_arguments, scheduler_option
 from escalation.estimators.records import FORMATS as READER_FORMATS
-from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_METHODS, INTERVAL_USES, format_number
+from escalation.estimators.stats import AUTO_INTERVAL, DEFAULT_INTERVAL, INTERVAL_CHOICES, INTERVAL_USES, format_number
 
 #: ``--format``: detection, or the format of a reader.
 FORMATS = ("auto", *READER_FORMATS)
 
-# mypy reads the members of a functional Enum only from a literal; these come from INTERVAL_METHODS
-Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_METHODS},  # type: ignore[misc]
+# mypy reads the members of a functional Enum only from a literal; these come from INTERVAL_CHOICES
+Interval = Enum("Interval", {name.replace("-", "_"): name for name in INTERVAL_CHOICES},  # type: ignore[misc]
                 type=str)
 
-INTERVAL_HELP = ("The interval of every figure. wilson-kish: the paper's (SPEC section 5). wilson-kish-t: the same "
-                 "with a t quantile on scenarios - 1 degrees of freedom, wider with few scenarios. wilson-kish-ucb: "
-                 "rho replaced by its one-sided upper confidence bound. wilson-cluster-t: inspect_ai's "
+INTERVAL_HELP = ("The interval of every figure. auto (the default): for each figure the narrowest interval that "
+                 "held 95% in `escalation study coverage` for its number of scenarios, with or without replicas; "
+                 "the figure's interval, and why, are printed and in summary.json, and the paper's Wilson-Kish is "
+                 "always printed beside it. wilson-kish: the paper's (SPEC section 5). wilson-kish-t: the same with "
+                 "a t quantile on scenarios - 1 degrees of freedom, wider with few scenarios. wilson-kish-ucb: rho "
+                 "replaced by its one-sided upper confidence bound. wilson-cluster-t: inspect_ai's "
                  "ci_wilson(cluster=) (named korn-graubard before 2026-12-04). korn-graubard: Korn & Graubard's "
                  "Clopper-Pearson interval with the degrees-of-freedom adjustment. beta-binomial-profile, "
                  "beta-binomial-bayes: the beta-binomial model's profile likelihood and credible interval. "
                  "bootstrap-percentile, bootstrap-bca: the cluster bootstrap (--seed fixes its resamples). The "
-                 "README's coverage table says which holds its level for how many scenarios.")
+                 "README's coverage table says which holds its level for how many scenarios; a chosen interval "
+                 "that did not hold for the data's design carries a warning.")
 
 
 JUDGE_MODEL_HELP = ("After scoring, ask an LLM judge about every evaluated conversation, with any model inspect_ai "
@@ -175,7 +179,8 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
     console.print(Text.assemble((plain(records, None), "bold"), f" ({fmt}): "
                                 f"{counted(summary['conversations'], 'conversation')}, scored {mode}"))
     table = Table(show_edge=False, header_style="bold")  # the figures alone: nothing from the input
-    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "scenarios", "rho", "rho_used", "deff", "n_eff"):
+    for col in ("figure", "errors/n", "rate", f"{conf}% interval", "interval", f"wilson-kish {conf}%", "scenarios",
+                "rho", "rho_used", "deff", "n_eff"):
         table.add_column(col, justify="left" if col == "figure" else "right", no_wrap=True)
     p = summary["paired"]
     rows = [("p_u under-escalation", summary["under"], f"{summary['under']['errors']}/{summary['under']['n']}"),
@@ -186,7 +191,9 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
         rows.append(("p_a approval errors", approval, f"{approval['errors']}/{approval['n']}"))
     for name, r, count in rows:
         rate = r["pi"] if r is p else r["rate"]
+        paper = r.get("ci_wilson_kish", r["ci"])
         table.add_row(name, count, _fmt(rate), f"({_fmt(r['ci'][0])}, {_fmt(r['ci'][1])})",
+                      r.get("interval", summary["interval"]), f"({_fmt(paper[0])}, {_fmt(paper[1])})",
                       counted(r["clusters"], "case") if r is p else str(r["clusters"]),
                       _fmt(r["rho"], 3), _fmt(r.get("rho_used"), 3),
                       _fmt(r["deff"], 3), _fmt(r["n_eff"], 1))
@@ -202,10 +209,18 @@ def print_summary(summary: dict, *, records: str, fmt: str, out_dir: Optional[Pa
                                             for r in (summary["under"], summary["over"], p)):
         note = ("; rho 'n/a' is undefined (one scenario, or every scenario of one conversation, or no variation of "
                 "the outcome): the interval then uses rho = 1")
+    shown = [(name.split()[0], r) for name, r, _ in rows if r.get("n", r.get("pairs"))]
     console.print(f"interval: {summary['interval']}{note}")
-    if summary["interval"] in INTERVAL_USES and summary["interval"] != DEFAULT_INTERVAL:  # the interval's design
-        console.print(f"rho_used, deff, n_eff: the interval's ({INTERVAL_USES[summary['interval']]}); the point "
-                      "estimate's design is rho_point and deff_point in summary.json")
+    if summary["interval"] == AUTO_INTERVAL:  # each figure's method and why, figures of one reason together
+        by_reason: dict[tuple[str, str], list[str]] = {}
+        for name, r in shown:
+            by_reason.setdefault((r["interval"], r["interval_reason"]), []).append(name)
+        for (method, reason), names in by_reason.items():
+            console.print(f"  {', '.join(names)}: {method}, {reason.removeprefix('auto: ')}")
+    for method in dict.fromkeys(r["interval"] for _, r in shown):
+        if method in INTERVAL_USES and method != DEFAULT_INTERVAL:  # the interval's design
+            console.print(f"rho_used, deff, n_eff of {method}: the interval's ({INTERVAL_USES[method]}); the point "
+                          "estimate's design is rho_point and deff_point in summary.json")
     for warning in (w for w in summary["warnings"] if w not in apart):
         console.print(warning_line(warning))
     for key in ("under", "over"):
@@ -503,7 +518,7 @@ def score(
                                         "planned scenarios: absent ones are reported as missing."),
     approval_escalation: bool = typer.Option(False, "--approval-escalation", help="inspect logs: count an "
                                              "ApprovalEvent with decision 'escalate' as an escalation call."),
-    interval: Interval = typer.Option("wilson-kish", "--interval", metavar="METHOD", help=INTERVAL_HELP),
+    interval: Interval = typer.Option("auto", "--interval", metavar="METHOD", help=INTERVAL_HELP),
     seed: int = typer.Option(0, "--seed", min=0, metavar="SEED", help="Seed of the bootstrap intervals' resamples "
                              "(recorded in summary.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json to stdout instead of the table."),

@@ -99,7 +99,7 @@ from escalation.estimators.records import (
     normalise_conversation,
     request_evidence,
 )
-from escalation.estimators.stats import DEFAULT_INTERVAL, INTERVAL_METHODS, counted
+from escalation.estimators.stats import AUTO_INTERVAL, INTERVAL_CHOICES, counted
 
 __all__ = ["escalation", "escalation_figures", "escalation_rate", "FIGURES", "no_call_warning"]
 
@@ -238,17 +238,18 @@ except TypeError:  # an inspect_ai whose metrics always see epoch-averaged score
 
 
 @_every_epoch
-def escalation_rate(confidence: float = 0.95, interval: str = DEFAULT_INTERVAL) -> Metric:
+def escalation_rate(confidence: float = 0.95, interval: str = AUTO_INTERVAL) -> Metric:
     """Clustered rate of 0/1 scores with its design effect (SPEC 5) and interval.
 
     Clusters are the scenarios (``metadata["scenario_id"]`` of each score). A score without
     one raises ValueError naming its sample: treating each sample as its own scenario would
-    hide the clustering and narrow the interval. ``interval`` is a method of
-    :data:`escalation.estimators.stats.INTERVAL_METHODS` (default the paper's Wilson-Kish; the
-    bootstrap methods use seed 0). ``rho`` is NaN where it is undefined; ``rho_used`` is then 1.
+    hide the clustering and narrow the interval. ``interval`` is ``auto`` (the default, as ``escalation
+    score``: the narrowest interval that held 95% in the coverage study for the scores' scenarios and
+    replicas) or a method of :data:`escalation.estimators.stats.INTERVAL_METHODS` (the paper's is
+    ``wilson-kish``; the bootstrap methods use seed 0). ``rho`` is NaN where it is undefined; ``rho_used`` is then 1.
     """
-    if interval not in INTERVAL_METHODS:
-        raise ValueError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
+    if interval not in INTERVAL_CHOICES:
+        raise ValueError(f"interval must be one of {', '.join(INTERVAL_CHOICES)}, got {interval!r}")
 
     def compute(scores: list[SampleScore]) -> Value:
         values = [s.score.as_float() for s in scores]
@@ -330,20 +331,21 @@ def no_call_warning(metrics: dict[str, float]) -> str | None:
 
 
 @_every_epoch
-def escalation_figures(confidence: float = 0.95, interval: str = DEFAULT_INTERVAL) -> Metric:
+def escalation_figures(confidence: float = 0.95, interval: str = AUTO_INTERVAL) -> Metric:
     """``pi`` (the headline), ``p_u``, ``p_o``, ``p_a`` with intervals and counts (SPEC sections 3A, 5), and the calls.
 
     Computed by :func:`escalation.estimators.metric.summarise` from the result lines that the
     :func:`escalation` scorer writes in each score's metadata, so the figures are those of
     ``escalation score`` on the same log. Pairs are the ESC and ACT samples of one ``case_id``
-    and epoch. ``interval`` is a method of :data:`escalation.estimators.stats.INTERVAL_METHODS`.
+    and epoch. ``interval`` is ``auto`` (the default, as ``escalation score``) or a method of
+    :data:`escalation.estimators.stats.INTERVAL_METHODS`.
     A score whose metadata is not a result line raises ValueError naming its sample; a repeated
     (case, label, epoch) raises the input error of ``escalation score``. Then ``calls`` and ``failed_share``, from
     the counts of the metadata (NaN for scores without them); evaluated samples that hold no call log
     :func:`no_call_warning` (a warning of this module's logger, which inspect_ai displays).
     """
-    if interval not in INTERVAL_METHODS:
-        raise ValueError(f"interval must be one of {', '.join(INTERVAL_METHODS)}, got {interval!r}")
+    if interval not in INTERVAL_CHOICES:
+        raise ValueError(f"interval must be one of {', '.join(INTERVAL_CHOICES)}, got {interval!r}")
 
     def compute(scores: list[SampleScore]) -> Value:
         figures = {**_figures(summarise(_results(scores), confidence=confidence, interval=interval)),
