@@ -36,6 +36,7 @@ from ..stats import (
     check_probability,
     check_range,
     erlang_c,
+    group_coverage,
     mean_wait_minutes,
     nan_to_none,
     percentile_interval,
@@ -271,15 +272,36 @@ class CapacityModel:
                 "assumptions": {**self.assumptions, "reviewers": reviewers, "quality": self.quality.to_dict()},
                 "interval": {"method": "percentile cluster bootstrap of e_ESC, e_ACT, p_u, r_ESC and r_ACT (ESC and "
                                        "ACT scenarios resampled separately)", "confidence": self.confidence,
-                             "draws": self.draws, "seed": self.seed},
+                             "draws": self.draws, "seed": self.seed, "coverage": self.interval_coverage()},
                 "notes": notes, "warnings": self.warnings()}
 
+    def interval_coverage(self) -> dict:
+        """What ``escalation study coverage`` measured of the percentile cluster bootstrap of one rate, the
+        interval every output's rests on, for the ESC and the ACT half's scenarios and replicas: ``{half:
+        {"scenarios", "replicas", "cells", "mean", "lowest", "holds"}}`` (:func:`estimators.group_coverage`)."""
+        inputs = self.totals.inputs()
+        out = {}
+        for half, key in (("esc", "e_esc"), ("act", "e_act")):
+            scenarios, n = inputs[key]["scenarios"], inputs[key]["n"]
+            found = group_coverage(scenarios, n > scenarios)["bootstrap-percentile"]
+            out[half] = {"scenarios": scenarios, "replicas": n > scenarios, "cells": found.cells,
+                         "mean": found.mean_coverage, "lowest": found.min_coverage, "holds": found.holds}
+        return out
+
     def warnings(self) -> list[str]:
-        """Where the closed forms are known to fail for these assumptions (``escalation study capacity``'s
-        validation against an event simulation, ``validation.csv``)."""
+        """Where the intervals or the closed forms are known to fail: the rates' percentile bootstrap where
+        ``escalation study coverage`` found it below 95% for the data's scenarios and replicas; burstier
+        arrivals than Poisson (``escalation study capacity``'s validation against an event simulation,
+        ``validation.csv``)."""
+        notes = [f"the {half.upper()} half's {c['scenarios']} scenarios{' with replicas' if c['replicas'] else ''}: "
+                 f"the percentile cluster bootstrap of a rate, on which every interval here rests, held "
+                 f"{c['mean']:.2f} on average (lowest {c['lowest']:.2f}) in escalation study coverage's "
+                 f"{c['cells']} cells of that design, below 95%: read the intervals as too narrow; run more "
+                 "scenarios" for half, c in self.interval_coverage().items() if not c["holds"]]
         if self.assumptions["arrival_cv"] <= 1.0:
-            return []
-        return [f"arrivals burstier than Poisson (--arrival-cv {self.assumptions['arrival_cv']:g}): p_wait is Erlang "
+            return notes
+        cv = self.assumptions["arrival_cv"]
+        return notes + [f"arrivals burstier than Poisson (--arrival-cv {cv:g}): p_wait is Erlang "
                 "C's, which escalation study capacity found 0.06 to 0.21 too low at a cv of 2 against an event "
                 "simulation, with the Allen-Cunneen mean wait off by -14% to +57%: read the waiting outputs as "
                 "optimistic"]

@@ -25,7 +25,7 @@ from escalation.estimators.metric._capacity import (
     capacity_outputs,
 )
 from escalation.estimators.records import load_policy
-from escalation.estimators.stats import erlang_c, mean_wait_minutes
+from escalation.estimators.stats import erlang_c, group_coverage, mean_wait_minutes
 
 from .._helpers import run_cli_output
 
@@ -208,7 +208,24 @@ def test_the_bootstrap_is_deterministic_at_a_seed_and_moves_with_it():
     assert CapacityModel(totals, **options, seed=8).report(3)["handoffs_per_hour"]["ci"] != \
         first["handoffs_per_hour"]["ci"]
     assert first["interval"] == {"method": first["interval"]["method"], "confidence": 0.95, "draws": DEFAULT_DRAWS,
-                                 "seed": 7}
+                                 "seed": 7, "coverage": first["interval"]["coverage"]}
+
+
+def test_the_intervals_carry_the_coverage_the_study_measured_for_the_data_s_design():
+    """Issue 36 point 4: the capacity intervals rest on the percentile cluster bootstrap of a rate, which
+    escalation study coverage measured by design group; the output says what it found for each half's
+    scenarios and replicas, and warns where it did not hold (6 ESC scenarios of 4: mean 0.52)."""
+    totals = _totals([4] * 6, [1, 2, 0, 4, 3, 1], [3, 2, 4, 0, 1, 3], [4] * 20, [0, 1] * 10)
+    model = CapacityModel(totals, traffic=120.0, esc_share=0.2, review_minutes=6.0, seed=7)
+    coverage = model.report(3)["interval"]["coverage"]
+    for half, scenarios in (("esc", 6), ("act", 20)):
+        study = group_coverage(scenarios, True)["bootstrap-percentile"]
+        assert coverage[half] == {"scenarios": scenarios, "replicas": True, "cells": study.cells,
+                                  "mean": study.mean_coverage, "lowest": study.min_coverage, "holds": study.holds}
+        assert not study.holds  # below 100 scenarios the bootstrap fell short (intervals.md)
+        assert any(w.startswith(f"the {half.upper()} half's {scenarios} scenarios with replicas: the percentile "
+                                "cluster bootstrap") and f"held {study.mean_coverage:.2f} on average" in w
+                   for w in model.warnings())
 
 
 @pytest.mark.slow
@@ -295,10 +312,11 @@ def test_the_json_output_is_the_model_of_the_folders_counts(monkeypatch, capsys,
 def test_bursty_arrivals_warn_that_the_waiting_outputs_are_optimistic(monkeypatch, capsys, folder):
     summary = json.loads((folder / "summary.json").read_text())["warnings"]
     plain = _json(monkeypatch, capsys, folder, *ASSUMED, "--reviewers", "5")
-    assert plain["warnings"] == summary  # Poisson arrivals: only the summary's own warnings
+    coverage = [w for w in plain["warnings"] if "percentile cluster bootstrap" in w]  # few scenarios (above)
+    assert plain["warnings"] == coverage + summary  # Poisson arrivals: no word on the waiting outputs
     bursty = _json(monkeypatch, capsys, folder, *ASSUMED, "--reviewers", "5", "--arrival-cv", "2")
     assert bursty["warnings"][len(bursty["warnings"]) - len(summary):] == summary
-    (extra,) = bursty["warnings"][:len(bursty["warnings"]) - len(summary)]
+    (extra,) = bursty["warnings"][len(coverage):len(bursty["warnings"]) - len(summary)]
     assert extra.startswith("arrivals burstier than Poisson (--arrival-cv 2)") and "optimistic" in extra
 
 
