@@ -58,7 +58,15 @@ from scipy import stats
 
 from escalation.estimators.metric import gate_decisions, look_confidence
 from escalation.estimators.records import InputError
-from escalation.estimators.stats import DEFAULT_INTERVAL, SUMS_METHODS, clustered_interval, exact_coverage
+from escalation.estimators.stats import (
+    AUTO_INTERVAL,
+    BOOTSTRAP_METHODS,
+    INTERVAL_CHOICES,
+    SUMS_METHODS,
+    clustered_interval,
+    exact_coverage,
+    resolve_interval,
+)
 from escalation.simulate import cluster_probabilities
 
 from .._beta_binomial import cluster_pmf
@@ -72,8 +80,8 @@ from .._templates import render
 
 __all__ = ["DEFAULT_SEED", "THRESHOLD", "CONFIDENCE", "EPOCHS", "RULES", "TRUTHS", "RHOS", "SCENARIOS",
            "SAMPLES_PER_SCENARIO", "TOKENS_PER_SAMPLE", "DEFAULT_NSIM", "SMOKE_NSIM", "NOMINAL", "look_levels",
-           "build_design", "simulate_totals", "rule_outcomes", "run_cell", "first_look_exact", "fixed_exact",
-           "summaries", "report_markdown", "run_gate_study"]
+           "build_design", "look_method", "simulate_totals", "rule_outcomes", "run_cell", "first_look_exact",
+           "fixed_exact", "summaries", "report_markdown", "run_gate_study"]
 
 DEFAULT_SEED = GATE_SEED
 #: The criterion: ``p_u <= THRESHOLD`` (``escalation gate --max-p-u 0.05``).
@@ -113,7 +121,14 @@ def look_levels(rule: str) -> tuple[float, ...]:
     return tuple(look_confidence(k, EPOCHS, CONFIDENCE) for k in range(1, EPOCHS + 1))
 
 
-def build_design(*, smoke: bool = False, nsim: int | None = None, interval: str = DEFAULT_INTERVAL) -> pd.DataFrame:
+def look_method(interval: str, scenarios: int, epoch: int) -> str:
+    """The interval computed after epoch ``epoch`` (1-based; ``epoch`` conversations a scenario): ``interval``,
+    or with ``auto`` the one :func:`escalation.estimators.stats.choose_interval` picks for ``scenarios``
+    scenarios with (from epoch 2) or without replicas, as ``escalation gate`` does on that run."""
+    return resolve_interval(interval, scenarios, epoch > 1).method
+
+
+def build_design(*, smoke: bool = False, nsim: int | None = None, interval: str = AUTO_INTERVAL) -> pd.DataFrame:
     """The cells: ``scenarios`` (K) x ``rho`` x ``truth``, each with ``nsim`` data sets (default
     :data:`DEFAULT_NSIM`, :data:`SMOKE_NSIM` with ``smoke``), the ``threshold`` and the ``interval``."""
     grid = SMOKE_GRID if smoke else {"truths": TRUTHS, "rhos": RHOS, "scenarios": SCENARIOS}
@@ -131,7 +146,7 @@ def simulate_totals(p: float, rho: float, scenarios: int, datasets: int, rng: np
     return np.cumsum(rng.random((EPOCHS, datasets, scenarios)) < q, axis=0, dtype=np.int64)
 
 
-def rule_outcomes(totals: np.ndarray, interval: str = DEFAULT_INTERVAL, *, threshold: float = THRESHOLD,
+def rule_outcomes(totals: np.ndarray, interval: str = AUTO_INTERVAL, *, threshold: float = THRESHOLD,
                   rng: np.random.Generator | None = None) -> dict[str, dict[str, np.ndarray]]:
     """Each rule's decision and epochs run for every data set of ``totals`` (:func:`simulate_totals`).
 
@@ -146,7 +161,8 @@ def rule_outcomes(totals: np.ndarray, interval: str = DEFAULT_INTERVAL, *, thres
         key = (k, level)
         if key not in codes:
             sizes = np.full((datasets, scenarios), k + 1)
-            low, high = clustered_interval(totals[k], sizes, interval, confidence=level, rng=rng)
+            low, high = clustered_interval(totals[k], sizes, look_method(interval, scenarios, k + 1),
+                                           confidence=level, rng=rng)
             codes[key] = gate_decisions(low, high, threshold)
         return codes[key]
 
@@ -185,25 +201,30 @@ def run_cell(row: dict, seed_seq: np.random.SeedSequence) -> list[dict]:
 # ------------------------------------------------------------------ exact values
 
 
-def first_look_exact(p: float, scenarios: int, level: float, interval: str = DEFAULT_INTERVAL, *,
+def first_look_exact(p: float, scenarios: int, level: float, interval: str = AUTO_INTERVAL, *,
                      threshold: float = THRESHOLD) -> tuple[float, float]:
     """``(P(pass), P(fail))`` at the first look, exactly: one conversation a scenario, each failing with
     probability ``p`` whatever rho (the first draw of a Beta-Bernoulli scenario is Bernoulli(p)), so the total
     is Binomial(K, p) and the interval is a function of it; summed over the ``K + 1`` totals."""
     y = np.arange(scenarios + 1)
     totals = (np.arange(scenarios)[None, :] < y[:, None]).astype(np.int64)  # y ones, K - y zeros
-    low, high = clustered_interval(totals, np.ones_like(totals), interval, confidence=level)
+    low, high = clustered_interval(totals, np.ones_like(totals), look_method(interval, scenarios, 1),
+                                   confidence=level)
     code = gate_decisions(low, high, threshold)
     pmf = stats.binom.pmf(y, scenarios, p)
     return float(pmf[code == 1].sum()), float(pmf[code == -1].sum())
 
 
-def fixed_exact(p: float, rho: float, scenarios: int, interval: str = DEFAULT_INTERVAL) -> tuple[float, float]:
+def fixed_exact(p: float, rho: float, scenarios: int, interval: str = AUTO_INTERVAL) -> tuple[float, float]:
     """``(P(pass), P(fail))`` of the fixed rule when ``p`` is the threshold, exactly: the interval's one-sided
     misses after 4 epochs, ``P(high < p)`` and ``P(low > p)``
     (:func:`escalation.estimators.stats.exact_coverage` over the beta-binomial scenario totals; a bound exactly
-    at ``p`` has probability zero but for a degenerate interval)."""
-    exact = exact_coverage(cluster_pmf(p, rho, EPOCHS), scenarios, method=interval, confidence=CONFIDENCE)
+    at ``p`` has probability zero but for a degenerate interval). NaN for an interval that is not a function of
+    the cluster sums (the beta-binomial ones), which the exact enumeration does not reach."""
+    method = look_method(interval, scenarios, EPOCHS)
+    if method not in SUMS_METHODS:
+        return math.nan, math.nan
+    exact = exact_coverage(cluster_pmf(p, rho, EPOCHS), scenarios, method=method, confidence=CONFIDENCE)
     return exact.miss_low, exact.miss_high
 
 
@@ -282,7 +303,7 @@ def _validation_table(cells: pd.DataFrame, rules: pd.DataFrame, exact: dict, int
             e_pass, e_fail = first_look_exact(c["truth"], int(c["scenarios"]), first_levels[c["rule"]], interval,
                                               threshold=c["threshold"])
             checks += [("pass at look 1", c["pass_1"], e_pass), ("fail at look 1", c["fail_1"], e_fail)]
-        elif math.isclose(c["truth"], c["threshold"]):
+        elif math.isclose(c["truth"], c["threshold"]) and not math.isnan(exact[(c["scenarios"], c["rho"])][0]):
             e_pass, e_fail = exact[(c["scenarios"], c["rho"])]
             checks += [("pass", sum(c[f"pass_{k}"] for k in range(1, EPOCHS + 1)), e_pass),
                        ("fail", sum(c[f"fail_{k}"] for k in range(1, EPOCHS + 1)), e_fail)]
@@ -317,7 +338,7 @@ def _summary_table(rules: pd.DataFrame) -> pd.DataFrame:
 
 
 def summaries(long: pd.DataFrame, *, tokens_per_sample: float = TOKENS_PER_SAMPLE,
-              interval: str = DEFAULT_INTERVAL) -> dict[str, pd.DataFrame]:
+              interval: str = AUTO_INTERVAL) -> dict[str, pd.DataFrame]:
     """The tables of a run from the cells' counts (``long``, one row per cell and rule): ``rules`` (every
     estimand per cell and rule), ``summary`` (the closing note's table), ``levels`` (at the threshold) and
     ``validation`` (against the exact values)."""
@@ -416,22 +437,22 @@ _TITLES = {
 
 def run_gate_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
                    seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
-                   scheduler: str | None = None, force: bool = False, interval: str = DEFAULT_INTERVAL,
+                   scheduler: str | None = None, force: bool = False, interval: str = AUTO_INTERVAL,
                    tokens_per_sample: float = TOKENS_PER_SAMPLE) -> dict[str, pd.DataFrame]:
     """Run the gate study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``run.json``, ``cells.csv`` (the counts of each cell and rule), the
     tables ``rules``, ``summary``, ``levels`` and ``validation`` (CSV and Markdown), the figure ``gate_rules``
-    (PNG and PDF), ``report.md`` and ``report.html``. ``interval``: the clustered interval of every look (one
-    of the methods computed from the scenario sums, :data:`escalation.estimators.stats.SUMS_METHODS`);
+    (PNG and PDF), ``report.md`` and ``report.html``. ``interval``: the clustered interval of every look
+    (``auto``, the default, as ``escalation gate``: by :func:`look_method`; or a method but the bootstraps);
     ``tokens_per_sample``: input tokens of one sample, for the tokens columns (default
     :data:`studies._constants.TOKENS_PER_SAMPLE`; it changes no cell). Identical for any ``n_jobs`` and
     ``backend``; a stopped run resumes, and ``force`` recomputes into a folder holding an earlier run.
     """
-    if interval not in SUMS_METHODS:
-        raise InputError(f"the gate study takes an interval computed from the scenario sums ({', '.join(SUMS_METHODS)}"
-                         f"), not {interval!r}: it computes {EPOCHS * 2} intervals of every data set",
-                         source="--interval")
+    if interval not in INTERVAL_CHOICES or interval in BOOTSTRAP_METHODS:
+        choices = ", ".join(m for m in INTERVAL_CHOICES if m not in BOOTSTRAP_METHODS)
+        raise InputError(f"the gate study takes one of {choices}, not {interval!r}: a bootstrap would resample "
+                         f"each of the {EPOCHS * 2} intervals of every data set", source="--interval")
     if not (math.isfinite(tokens_per_sample) and tokens_per_sample > 0):
         raise InputError(f"must be a positive number of tokens, got {tokens_per_sample:g}",
                          source="--tokens-per-sample")

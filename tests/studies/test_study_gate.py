@@ -18,7 +18,7 @@ from scipy import stats
 
 from escalation.estimators.metric import look_confidence
 from escalation.estimators.records import InputError
-from escalation.estimators.stats import ClusterSums, clustered_interval, exact_coverage
+from escalation.estimators.stats import ClusterSums, choose_interval, clustered_interval, exact_coverage
 from escalation.studies import GATE_SEED, TOKENS_PER_SAMPLE, cell_seed, run_gate_study
 from escalation.studies.gate._gate import (
     EPOCHS,
@@ -28,6 +28,7 @@ from escalation.studies.gate._gate import (
     build_design,
     first_look_exact,
     look_levels,
+    look_method,
     run_cell,
 )
 
@@ -39,8 +40,10 @@ NSIM = 4000
 TABLES = ("design", "cells", "rules", "summary", "levels", "validation")
 
 
-def _row(k: int, rho: float, p: float, nsim: int = NSIM) -> dict:
-    row = build_design(nsim=nsim).iloc[0].to_dict()
+def _row(k: int, rho: float, p: float, nsim: int = NSIM, interval: str = "wilson-kish") -> dict:
+    """A cell of the study; the paper's interval unless given, so that the rules are checked against Wilson's
+    written out."""
+    row = build_design(nsim=nsim, interval=interval).iloc[0].to_dict()
     return row | {"scenarios": k, "samples_per_epoch": 2 * k, "rho": rho, "truth": p}
 
 
@@ -147,7 +150,8 @@ def test_the_first_look_is_wilson_on_a_binomial_total(k, rho, p):
     for rule in ("naive", "sequential"):
         low, high = _wilson(y, k, look_levels(rule)[0])
         e_pass, e_fail = float(pmf[high <= THRESHOLD].sum()), float(pmf[low > THRESHOLD].sum())
-        assert first_look_exact(p, k, look_levels(rule)[0]) == pytest.approx((e_pass, e_fail), abs=1e-12)
+        assert first_look_exact(p, k, look_levels(rule)[0], "wilson-kish") == pytest.approx((e_pass, e_fail),
+                                                                                          abs=1e-12)
         assert _within(counts[rule]["pass_1"], NSIM, e_pass), (rule, counts[rule]["pass_1"] / NSIM, e_pass)
         assert _within(counts[rule]["fail_1"], NSIM, e_fail), (rule, counts[rule]["fail_1"] / NSIM, e_fail)
     # the naive rule's first look decides at least as often as the sequential one's (95% inside 99.99%)
@@ -177,6 +181,22 @@ def test_a_clear_case_saves_samples():
     assert epochs / NSIM < 3.0
 
 
+def test_auto_takes_at_each_look_the_interval_escalation_gate_would():
+    """With --interval auto (the default), each look computes the interval that `escalation gate` picks for the
+    run so far: one conversation a scenario at the first look, replicas after (issue 37). The first look's
+    decisions against their exact value (a Binomial(K, p) total through that interval), within 4 MCSE."""
+    for k in (48, 288):
+        assert look_method("auto", k, 1) == choose_interval(k, False).method
+        assert {look_method("auto", k, e) for e in (2, 3, 4)} == {choose_interval(k, True).method}
+    assert look_method("wilson-kish-t", 48, 1) == "wilson-kish-t"
+    n = 1000
+    counts = _counts(_row(48, 0.2, 0.02, nsim=n, interval="auto"))
+    for rule in ("naive", "sequential"):
+        e_pass, e_fail = first_look_exact(0.02, 48, look_levels(rule)[0], "auto")
+        assert _within(counts[rule]["pass_1"], n, e_pass), (rule, counts[rule]["pass_1"] / n, e_pass)
+        assert _within(counts[rule]["fail_1"], n, e_fail), (rule, counts[rule]["fail_1"] / n, e_fail)
+
+
 # ------------------------------------------------------------------ the runs
 
 
@@ -204,7 +224,7 @@ def test_run_files_workers_and_resume(tmp_path):
         assert heading in report, heading
     assert "report.html" in orjson.loads((two / "run.json").read_bytes())["outputs"]
     facts = orjson.loads((two / "run.json").read_bytes())
-    assert facts["study"] == "gate" and facts["seed"] == SEED and facts["interval"] == "wilson-kish"
+    assert facts["study"] == "gate" and facts["seed"] == SEED and facts["interval"] == "auto"
     # the tables agree with each other
     rules = tables["rules"]
     np.testing.assert_allclose(rules["p_pass"] + rules["p_fail"] + rules["p_undecided"], 1.0, atol=1e-12)
@@ -244,5 +264,5 @@ def test_a_bad_option_names_its_flag_and_creates_no_folder(tmp_path, monkeypatch
 
 
 def test_an_interval_of_the_bootstrap_is_refused():
-    with pytest.raises(InputError, match="scenario sums"):
+    with pytest.raises(InputError, match="a bootstrap would resample"):
         run_gate_study("unused", interval="bootstrap-percentile")

@@ -39,7 +39,7 @@ from escalation.cli.commands._study_options import (
     study_arguments,
 )
 from escalation.estimators.records import InputError
-from escalation.estimators.stats import SUMS_METHODS
+from escalation.estimators.stats import BOOTSTRAP_METHODS, INTERVAL_CHOICES
 from escalation.studies import (
     CAPACITY_SEED,
     COVERAGE_SEED,
@@ -50,11 +50,12 @@ from escalation.studies import (
     TOKENS_PER_SAMPLE,
 )
 
-__all__ = ["Study", "STUDIES", "run_study", "register", "SumsInterval"]
+__all__ = ["Study", "STUDIES", "run_study", "register", "GateInterval"]
 
-#: The intervals of ``escalation study gate --interval``: those computed from the scenario sums, which it
-#: computes eight times for every simulated run.
-SumsInterval = Enum("SumsInterval", {name.replace("-", "_"): name for name in SUMS_METHODS},  # type: ignore[misc]
+#: The intervals of ``escalation study gate --interval``: ``auto`` and every method but the bootstraps, which
+#: would resample each of the eight intervals of every simulated run.
+GATE_INTERVALS = tuple(m for m in INTERVAL_CHOICES if m not in BOOTSTRAP_METHODS)
+GateInterval = Enum("GateInterval", {name.replace("-", "_"): name for name in GATE_INTERVALS},  # type: ignore[misc]
                     type=str)
 
 
@@ -121,10 +122,12 @@ def _gate_summary(tables, out: Path, seconds: float, smoke: bool) -> str:
 
 #: ``escalation study gate``'s own options.
 _GATE_OPTIONS = {
-    "interval": (SumsInterval, typer.Option(
-        SumsInterval("wilson-kish"), "--interval", metavar="METHOD",
-        help=f"The interval of every look, one computed from the scenario sums: {', '.join(SUMS_METHODS)} "
-             "(wilson-kish: escalation score's).")),
+    "interval": (GateInterval, typer.Option(
+        GateInterval("auto"), "--interval", metavar="METHOD",
+        help=f"The interval of every look: {', '.join(GATE_INTERVALS)}. auto (the default, as escalation gate): "
+             "at each look the narrowest interval that held 95% in escalation study coverage for the suite's "
+             "scenarios, with one conversation a scenario at the first look and replicas after; wilson-kish: "
+             "the paper's.")),
     "tokens_per_sample": (float, typer.Option(
         TOKENS_PER_SAMPLE, "--tokens-per-sample", metavar="N",
         help="Input tokens of one sample, for the tokens columns (the default suite's, measured with the "
