@@ -94,3 +94,15 @@ from ._intervals import (
 )
 from ._numbers import counted as counted, format_number as format_number, nan_to_none as nan_to_none
 from ._queue import erlang_b as erlang_b, erlang_c as erlang_c, mean_wait_minutes as mean_wait_minutes
+from ._risk import (
+    MAX_THRESHOLD as MAX_THRESHOLD,
+    RISK_SCENARIO_GROUPS as RISK_SCENARIO_GROUPS,
+    RISK_SOURCE as RISK_SOURCE,
+    RISK_THRESHOLDS as RISK_THRESHOLDS,
+    WHOLE_GROUP_SHARE as WHOLE_GROUP_SHARE,
+    RiskRule as RiskRule,
+    interval_at_risk as interval_at_risk,
+    minority_spread as minority_spread,
+    risk_group as risk_group,
+    risk_reason as risk_reason,
+)
