@@ -18,6 +18,8 @@ run_differences_study, DIFFERENCES_SEED                 compare's difference int
 run_capacity_study, CAPACITY_SEED                       the inverted U of oversight, and the queue against SimPy
 run_gate_study, GATE_SEED, TOKENS_PER_SAMPLE            escalation gate's fixed, naive and sequential rules: wrong
                                                         passes and fails, and the samples (tokens) to a decision
+run_warnings_study, WARNINGS_SEED                     where the intervals' at-risk trigger warns, and the coverage
+                                                        among the warned and the silent data sets
 reproduce, REPRODUCE_SEED, EXPECTED_PAIRS, SMOKE_EXPECTED_PAIRS   the paper's tables and figures
 
 A researcher's own methods, grids and generators (``methods=``, ``grid=``, ``generator=`` of a study)
@@ -36,7 +38,8 @@ __all__ = [
     # the studies
     "run_coverage_study", "COVERAGE_SEED", "COVERAGE_METHODS", "run_sample_size_study", "SAMPLE_SIZE_SEED",
     "run_judges_study", "JUDGES_SEED", "run_differences_study", "DIFFERENCES_SEED", "run_capacity_study",
-    "CAPACITY_SEED", "run_gate_study", "GATE_SEED", "TOKENS_PER_SAMPLE", "reproduce", "REPRODUCE_SEED",
+    "CAPACITY_SEED", "run_gate_study", "GATE_SEED", "TOKENS_PER_SAMPLE", "run_warnings_study",
+    "WARNINGS_SEED", "reproduce", "REPRODUCE_SEED",
     "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
     # a researcher's own
     "sufficient",
@@ -50,6 +53,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "_constants": [
         "COVERAGE_SEED", "COVERAGE_METHODS", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "REPRODUCE_SEED",
         "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS", "CAPACITY_SEED", "GATE_SEED", "TOKENS_PER_SAMPLE",
+        "WARNINGS_SEED",
     ],
     "capacity": ["run_capacity_study"],
     "coverage": ["run_coverage_study"],
@@ -63,4 +67,5 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "reproduction": ["reproduce"],
     "sample_size": ["run_sample_size_study"],
     "_user_methods": ["sufficient"],
+    "warnings": ["run_warnings_study"],
 })

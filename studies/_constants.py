@@ -8,8 +8,8 @@ from __future__ import annotations
 from escalation.estimators.stats import INTERVAL_METHODS
 
 __all__ = ["COVERAGE_SEED", "SAMPLE_SIZE_SEED", "JUDGES_SEED", "DIFFERENCES_SEED", "CAPACITY_SEED", "GATE_SEED",
-           "REPRODUCE_SEED", "COVERAGE_ORACLES", "COVERAGE_METHODS", "EXPECTED_PAIRS", "SMOKE_EXPECTED_PAIRS",
-           "TOKENS_PER_SAMPLE"]
+           "WARNINGS_SEED", "REPRODUCE_SEED", "COVERAGE_ORACLES", "COVERAGE_METHODS", "EXPECTED_PAIRS",
+           "SMOKE_EXPECTED_PAIRS", "TOKENS_PER_SAMPLE"]
 
 # ------------------------------------------------------------------ the root seed of each study (--seed)
 
@@ -19,6 +19,7 @@ JUDGES_SEED = 20240707
 DIFFERENCES_SEED = 20261201
 CAPACITY_SEED = 20261202
 GATE_SEED = 20261203
+WARNINGS_SEED = 20261204
 REPRODUCE_SEED = 0
 
 # ------------------------------------------------------------------ the coverage study (studies.coverage)

@@ -48,6 +48,7 @@ from escalation.studies import (
     JUDGES_SEED,
     SAMPLE_SIZE_SEED,
     TOKENS_PER_SAMPLE,
+    WARNINGS_SEED,
 )
 
 __all__ = ["Study", "STUDIES", "run_study", "register", "GateInterval"]
@@ -262,6 +263,24 @@ STUDIES = (
         nsim="default 4000; 200 with --smoke; at least 2", least_nsim=2, seed=GATE_SEED, seed_unit="cell",
         summary=_gate_summary,
         extra=_GATE_OPTIONS),
+    Study(
+        name="warnings", run="run_warnings_study",
+        short_help="Where the intervals' at-risk warning fires, and coverage warned and silent.",
+        help="""Draws the coverage study's default design (1800 cells of the beta-binomial model), computes every
+        interval of the cluster sums and the at-risk trigger of escalation score's warnings (the rarer outcome
+        in fewer scenarios than a threshold per method and design group), and reports per method and group the
+        share warned, the coverage among the warned and the silent data sets (mean and lowest cell, MCSE), the
+        share of the misses warned, and the thresholds the run supports (findings in DIR/report.md).
+
+        Example: escalation study warnings --out results/warnings --smoke
+        """,
+        outputs="design.csv, run.json, spreads.csv, cells.csv, the tables groups, advice and calibration (CSV "
+                "and Markdown), report.md and report.html",
+        smoke="The coverage study's small grid (40 cells), 200 data sets a cell (seconds).",
+        nsim="default 2000; 200 with --smoke; at least 1", least_nsim=1, seed=WARNINGS_SEED, seed_unit="cell",
+        summary=lambda tables, out, seconds, smoke: (
+            f"warnings study: {tables['cells']['cell'].nunique()} cells in {seconds:.1f} s -> "
+            f"{out / 'groups.md'}; {_findings(out, smoke)}")),
 )
 
 
