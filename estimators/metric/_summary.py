@@ -27,6 +27,7 @@ from ..records import (
 from ..stats import (
     AUTO_INTERVAL,
     DEFAULT_INTERVAL,
+    RISK_THRESHOLDS,
     ConfidenceInterval,
     cluster_design,
     clustered_interval,
@@ -34,6 +35,7 @@ from ..stats import (
     interval_design,
     nan_to_none,
     resolve_interval,
+    risk_reason,
 )
 
 __all__ = ["RateSummary", "PairedSummary", "ApprovalSummary", "BaseSummary", "NotEvaluated", "Summary",
@@ -117,6 +119,23 @@ class RateSummary:
         if self.causes:
             d["causes"] = dict(self.causes)
         return d
+
+
+def _risk_notes(name: str, r: RateSummary, unit: str, holding: list[str], *, warned: bool) -> list[str]:
+    """The data set's own risk (``escalation study warnings``, :func:`estimators.interval_at_risk`): of the
+    interval computed, unless the group's note already says it did not hold, and under ``auto`` of the paper's
+    Wilson-Kish printed beside it. None with a fixed rho, which the study does not estimate."""
+    if r.rho_fixed is not None:
+        return []
+    notes = []
+    instead = holding[0] if holding else r.interval
+    if r.interval in RISK_THRESHOLDS and not warned and r.interval != instead:
+        notes.append(risk_reason(r.cluster_totals, r.cluster_sizes, r.interval, instead=instead, figure=name,
+                                 unit=unit))
+    if r.requested == AUTO_INTERVAL and r.interval != DEFAULT_INTERVAL:
+        notes.append(risk_reason(r.cluster_totals, r.cluster_sizes, DEFAULT_INTERVAL, instead=r.interval,
+                                 figure=name, unit=unit, beside=True))
+    return [note for note in notes if note is not None]
 
 
 def _holding_text(holding: list[str]) -> str:
@@ -379,6 +398,7 @@ class Summary:
                 notes.append(f"{name}: --interval {r.interval} did not hold 95% in the coverage study's {found.cells} "
                              f"cells with {design} (the study's range {found.scenarios}; lowest coverage "
                              f"{found.min_coverage:.3f}, mean {found.mean_coverage:.3f}); {_holding_text(holding)}")
+            notes += _risk_notes(name, r, unit, holding, warned=measured and not study[r.interval].holds)
             if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0 and r.rho_used == 1.0:
                 notes.append(f"{name}: rho cannot be estimated from these data (one {unit[:-1]}, or no variation "
                              f"of the outcome), so the interval uses rho = 1 (deff = m_bar = {r.deff:.3g}, SPEC "

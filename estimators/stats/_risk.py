@@ -26,12 +26,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ._checks import check_choice
+from ._choice import SCENARIO_RANGES
 
 __all__ = ["RiskRule", "RISK_THRESHOLDS", "RISK_SOURCE", "RISK_SCENARIO_GROUPS", "MAX_THRESHOLD",
            "WHOLE_GROUP_SHARE", "minority_spread", "risk_group", "interval_at_risk", "risk_reason"]
 
 #: The design groups by number of scenarios with data: (label, least, most), those of the coverage study.
-RISK_SCENARIO_GROUPS = (("K < 10", 1, 9), ("10-29", 10, 29), ("30-99", 30, 99), ("K >= 100", 100, math.inf))
+RISK_SCENARIO_GROUPS = SCENARIO_RANGES
 #: The largest finite threshold the calibration tries.
 MAX_THRESHOLD = 40
 #: A group whose least holding threshold warns more than this share of its data sets is warned whole.
@@ -173,12 +174,13 @@ def interval_at_risk(totals, sizes, method: str) -> np.ndarray:
 
 
 def risk_reason(totals, sizes, method: str, *, instead: str, figure: str = "p_u",
-                unit: str = "scenarios") -> str | None:
+                unit: str = "scenarios", beside: bool = False) -> str | None:
     """The one-line warning of one data set (``totals``, ``sizes`` of shape ``(K,)``), None when it is not
     at risk (:func:`interval_at_risk`).
 
     ``instead`` names the interval to use instead (the one that holds in the data set's design group);
-    ``figure`` and ``unit`` name the figure and its clusters in the text.
+    ``figure`` and ``unit`` name the figure and its clusters in the text; ``beside``: the interval is the
+    paper's, printed beside the one ``--interval auto`` computed (``instead``).
     """
     if not interval_at_risk(totals, sizes, method):
         return None
@@ -194,6 +196,9 @@ def risk_reason(totals, sizes, method: str, *, instead: str, figure: str = "p_u"
     lowest = "" if math.isnan(rule.warned_lowest) else f", down to {rule.warned_lowest:.2f} in one cell"
     measured = ("" if math.isnan(rule.warned_coverage) else
                 f" (escalation study warnings: such data sets covered {rule.warned_coverage:.2f}{lowest})")
+    if beside:
+        return (f"{figure}: the paper's {method} interval, printed beside, is at risk of covering below 95% here: "
+                f"{where}{measured}; read {instead}'s, which --interval auto computed")
     return (f"{figure}: the {method} interval is at risk of covering below 95% here: {where}{measured}; "
             f"use --interval {instead}")
 

@@ -12,6 +12,7 @@ from escalation.estimators.metric import clustered_rate
 from escalation.estimators.stats import (
     INTERVAL_METHODS,
     RHO_BOUND_LEVEL,
+    RISK_THRESHOLDS,
     SUMS_METHODS,
     ClusterSums,
     choose_interval,
@@ -213,3 +214,19 @@ def test_warnings_say_where_the_chosen_interval_did_not_hold():
     assert not study.holds
     assert any(w.startswith("p_u: --interval bootstrap-percentile did not hold 95% in the coverage study's "
                             f"{study.cells} cells with 40 scenarios and replicas") for w in boot.warnings)
+
+
+def test_the_paper_s_interval_beside_auto_is_warned_where_the_data_put_it_at_risk():
+    """Rare errors in few scenarios (escalation study warnings, issue 36 point 4): 4 errors in 480
+    conversations, all in one of 120 scenarios. The warning reads the data (the rarer outcome's spread),
+    not the estimated rho, and names what auto computed instead."""
+    many = {f"c{j}": [0] * 4 for j in range(120)}
+    many["c0"] = [1, 1, 1, 1]
+    rare = _summary(many)
+    threshold = RISK_THRESHOLDS["wilson-kish"][(True, "K >= 100")].fewer_than
+    assert threshold > 1
+    assert any(w.startswith("p_u: the paper's wilson-kish interval, printed beside, is at risk") and
+               f"occurs in 1 of the 120 scenarios, fewer than {threshold:g}" in w and
+               f"read {rare.under.interval}'s" in w for w in rare.warnings)
+    spread = {f"c{j}": [int(j % 4 == 0), 0, 0, 0] for j in range(120)}  # 30 scenarios with an error: silent
+    assert not any("at risk" in w for w in _summary(spread).warnings)
