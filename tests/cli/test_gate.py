@@ -17,7 +17,7 @@ from statistics import NormalDist
 import pytest
 
 from escalation.estimators.metric import compare_scored
-from escalation.estimators.stats import clustered_interval
+from escalation.estimators.stats import choose_interval, clustered_interval
 
 from .._helpers import run_cli_output
 
@@ -300,3 +300,20 @@ def test_the_runs_warnings_are_notes_and_those_on_intervals_follow_the_interval_
         assert code == 1 and any(note.startswith("no call of an escalation tool") for note in notes), notes
         assert [note for note in notes if note.startswith(("p_u:", "p_o:", "pi:"))] == warnings
     assert "- p\\_u: the interval rests on 5 scenarios" in (tmp_path / "gate.md").read_text()
+
+
+def test_auto_decides_on_the_interval_score_computed_and_names_it(world, tmp_path, monkeypatch, capsys):
+    """A log scored by the gate with the default --interval auto: each criterion is decided on the interval
+    escalation score computes for that figure (issue 36's auto), named in gate.json and on the terminal; the
+    note on the paper's interval printed beside is score's, not the gate's."""
+    code, out, _ = gate(monkeypatch, capsys, world["logs"]["bad"], "--policy", world["policy"], "--max-p-u", "0.05",
+                        "--max-p-o", "0.1", "--out", tmp_path / "g")
+    data = json.loads((tmp_path / "g" / "gate.json").read_text())
+    assert code == 1 and data["interval"] == "auto"
+    method = choose_interval(CASES, False).method  # 100 scenarios of one conversation each
+    for criterion, errors in (("p_u", 30), ("p_o", 2)):
+        c = _criterion(data, criterion)
+        expected = clustered_interval([1] * errors + [0] * (CASES - errors), [1] * CASES, method)
+        assert c["interval"] == method and c["ci"] == pytest.approx(list(expected), abs=1e-12)
+    assert f"intervals (auto): p_u <= 0.05: {method}; p_o <= 0.1: {method}" in " ".join(out.split())
+    assert not any("printed beside" in note for note in data["notes"])

@@ -237,7 +237,10 @@ def _notes(scored: Scored, summary) -> list[str]:
                                 interval=made.get("interval") or summary.interval, seed=int(made.get("seed") or 0))
         old = set(scored_with.interval_warnings)
         written = [w for w in written if w not in old]
-    return list(dict.fromkeys([*written, *summary.interval_warnings]))
+    # the gate decides on the interval it computed; score's note on the paper's interval printed beside is not
+    # about a bound the gate read
+    notes = [w for w in [*written, *summary.interval_warnings] if "printed beside" not in w]
+    return list(dict.fromkeys(notes))
 
 
 def _finite(x) -> Optional[float]:
