@@ -132,7 +132,8 @@ def _risk_notes(name: str, r: RateSummary, unit: str, holding: list[str], *, war
     if r.interval in RISK_THRESHOLDS and not warned and r.interval != instead:
         notes.append(risk_reason(r.cluster_totals, r.cluster_sizes, r.interval, instead=instead, figure=name,
                                  unit=unit))
-    if r.requested == AUTO_INTERVAL and r.interval != DEFAULT_INTERVAL:
+    if r.requested == AUTO_INTERVAL and r.interval != DEFAULT_INTERVAL and r.clusters >= FEW_SCENARIOS:
+        # (with fewer, the note on few scenarios says how the paper's interval fared in the group)
         notes.append(risk_reason(r.cluster_totals, r.cluster_sizes, DEFAULT_INTERVAL, instead=r.interval,
                                  figure=name, unit=unit, beside=True))
     return [note for note in notes if note is not None]
@@ -384,10 +385,14 @@ class Summary:
             measured = r.rho_fixed is None and r.interval in study  # the study estimates rho
             if r.clusters < FEW_SCENARIOS:
                 found = study[r.interval] if measured else None
+                paper = study[DEFAULT_INTERVAL]
+                beside = ("" if r.requested != AUTO_INTERVAL or r.interval == DEFAULT_INTERVAL or paper.holds else
+                          f"; the paper's {DEFAULT_INTERVAL}, printed beside, did not (lowest "
+                          f"{paper.min_coverage:.3f})")
                 advice = ("" if found is None else
                           f": the coverage study found {r.interval} holding 95% with so few (lowest coverage "
                           f"{found.min_coverage:.3f}, {found.relative_width:.2f} times the width of the interval "
-                          "with the true rho)" if found.holds else
+                          f"with the true rho){beside}" if found.holds else
                           f": with so few, the coverage study found {r.interval} below 95% (lowest coverage "
                           f"{found.min_coverage:.3f}); {_holding_text(holding)}")
                 notes.append(f"{name}: the interval rests on {r.clusters} {unit[:-1] if r.clusters == 1 else unit}, "
