@@ -36,7 +36,7 @@ resampled_cluster_sums, percentile_interval, percentile_positions
                                  its resampling and percentile rule, for draws of several totals at once
 newcombe_paired_interval, paired_correlation   Newcombe's interval of a paired difference
 interval_at_risk, risk_reason, minority_spread, risk_group, RiskRule, RISK_THRESHOLDS, RISK_SOURCE,
-RISK_SCENARIO_GROUPS, MAX_THRESHOLD, WHOLE_GROUP_SHARE
+MAX_THRESHOLD, WHOLE_GROUP_SHARE
                                  whether an interval is at risk on the data at hand (the rarer outcome in
                                  few scenarios), its thresholds measured by ``escalation study warnings``
 exact_coverage, exact_coverages, ExactCoverage, MAX_ESTIMATED_RHO_STATES, MAX_UNEQUAL_STATES

@@ -96,7 +96,6 @@ from ._numbers import counted as counted, format_number as format_number, nan_to
 from ._queue import erlang_b as erlang_b, erlang_c as erlang_c, mean_wait_minutes as mean_wait_minutes
 from ._risk import (
     MAX_THRESHOLD as MAX_THRESHOLD,
-    RISK_SCENARIO_GROUPS as RISK_SCENARIO_GROUPS,
     RISK_SOURCE as RISK_SOURCE,
     RISK_THRESHOLDS as RISK_THRESHOLDS,
     WHOLE_GROUP_SHARE as WHOLE_GROUP_SHARE,

@@ -28,11 +28,9 @@ import numpy as np
 from ._checks import check_choice
 from ._choice import SCENARIO_RANGES
 
-__all__ = ["RiskRule", "RISK_THRESHOLDS", "RISK_SOURCE", "RISK_SCENARIO_GROUPS", "MAX_THRESHOLD",
+__all__ = ["RiskRule", "RISK_THRESHOLDS", "RISK_SOURCE", "MAX_THRESHOLD",
            "WHOLE_GROUP_SHARE", "minority_spread", "risk_group", "interval_at_risk", "risk_reason"]
 
-#: The design groups by number of scenarios with data: (label, least, most), those of the coverage study.
-RISK_SCENARIO_GROUPS = SCENARIO_RANGES
 #: The largest finite threshold the calibration tries.
 MAX_THRESHOLD = 40
 #: A group whose least holding threshold warns more than this share of its data sets is warned whole.
@@ -130,11 +128,11 @@ def minority_spread(totals, sizes) -> np.ndarray:
 
 def risk_group(totals, sizes) -> tuple[np.ndarray, np.ndarray]:
     """``(replicas, group)`` of each data set: whether some scenario has more than one conversation, and the
-    index in :data:`RISK_SCENARIO_GROUPS` of its number of scenarios with data (-1: none)."""
+    index in :data:`SCENARIO_RANGES` of its number of scenarios with data (-1: none)."""
     n = np.asarray(sizes)
     n = np.broadcast_to(n, np.shape(totals))
     k = (n > 0).sum(axis=-1)
-    edges = np.array([low for _, low, _ in RISK_SCENARIO_GROUPS[1:]])
+    edges = np.array([low for _, low, _ in SCENARIO_RANGES[1:]])
     group = np.where(k > 0, np.searchsorted(edges, k, side="right"), -1)
     return np.asarray((n > 1).any(axis=-1)), group
 
@@ -142,7 +140,7 @@ def risk_group(totals, sizes) -> tuple[np.ndarray, np.ndarray]:
 def _thresholds(method: str) -> np.ndarray:
     """The thresholds of ``method`` as an array ``(2, groups)``: without and with replicas."""
     table = RISK_THRESHOLDS[method]
-    return np.array([[table[(replicas, label)].fewer_than for label, _, _ in RISK_SCENARIO_GROUPS]
+    return np.array([[table[(replicas, label)].fewer_than for label, _, _ in SCENARIO_RANGES]
                      for replicas in (False, True)])
 
 
@@ -185,7 +183,7 @@ def risk_reason(totals, sizes, method: str, *, instead: str, figure: str = "p_u"
     if not interval_at_risk(totals, sizes, method):
         return None
     replicas, group = risk_group(totals, sizes)
-    label = RISK_SCENARIO_GROUPS[int(group)][0]
+    label = SCENARIO_RANGES[int(group)][0]
     rule = RISK_THRESHOLDS[method][(bool(replicas), label)]
     k = int((np.asarray(sizes) > 0).sum())
     if math.isfinite(rule.fewer_than):

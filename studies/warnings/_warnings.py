@@ -43,8 +43,8 @@ import pandas as pd
 from escalation.estimators.stats import (
     MAX_THRESHOLD,
     RHO_WHEN_UNDEFINED,
-    RISK_SCENARIO_GROUPS,
     RISK_THRESHOLDS,
+    SCENARIO_RANGES,
     SUMS_METHODS,
     WHOLE_GROUP_SHARE,
     ClusterSums,
@@ -109,8 +109,8 @@ def _old_trigger(totals: np.ndarray, sizes: np.ndarray, replicas: bool) -> np.nd
 
 def _groups(long: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """Each row's design group: replicas (any scenario above one conversation) and the scenarios' label."""
-    labels = [label for label, _, _ in RISK_SCENARIO_GROUPS]
-    index = np.searchsorted([low for _, low, _ in RISK_SCENARIO_GROUPS[1:]], long["scenarios"], side="right")
+    labels = [label for label, _, _ in SCENARIO_RANGES]
+    index = np.searchsorted([low for _, low, _ in SCENARIO_RANGES[1:]], long["scenarios"], side="right")
     return long["replicas_group"].astype(bool), pd.Series(np.asarray(labels)[index], index=long.index)
 
 
@@ -160,7 +160,7 @@ def group_table(cells: pd.DataFrame) -> pd.DataFrame:
     warned, the cells that fail without the trigger, among the silent and covered-or-warned, and whether
     every cell holds among the silent."""
     rows = []
-    order = {label: i for i, (label, _, _) in enumerate(RISK_SCENARIO_GROUPS)}
+    order = {label: i for i, (label, _, _) in enumerate(SCENARIO_RANGES)}
     for (method, replicas, group), g in cells.groupby(["method", "replicas_group", "group"], sort=False):
         nsim, warned = g["nsim"].sum(), (g["warned_share"] * g["nsim"]).sum()
         cov_warned = (g["coverage_warned"].fillna(0) * g["warned_share"] * g["nsim"]).sum()

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from escalation.estimators.stats import (
-    RISK_SCENARIO_GROUPS,
     RISK_THRESHOLDS,
+    SCENARIO_RANGES,
     SUMS_METHODS,
     interval_at_risk,
     minority_spread,
@@ -49,7 +49,7 @@ def test_risk_group_reads_replicas_and_the_scenarios_with_data():
 
 
 def test_the_table_covers_every_method_of_the_sums_and_every_group():
-    labels = [label for label, _, _ in RISK_SCENARIO_GROUPS]
+    labels = [label for label, _, _ in SCENARIO_RANGES]
     assert set(RISK_THRESHOLDS) == set(SUMS_METHODS)
     for table in RISK_THRESHOLDS.values():
         assert sorted(table) == sorted((r, g) for r in (False, True) for g in labels)
