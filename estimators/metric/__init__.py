@@ -33,8 +33,9 @@ Comparison
 compare_scored, Comparison, MetricDifference, ScenarioMismatchError, inverted_p_value
                                  two assistants on the same scenarios (B minus A), p-values by test inversion
 coverage_word, CoverageWord, DIFFERENCE_COVERAGE_STUDY, difference_warnings, interval_advice,
-FEW_CASES_NEWCOMBE, FEW_CASES_BOOTSTRAP
-                                 what `escalation study differences` measured beside each difference interval
+FEW_CASES_NEWCOMBE, FEW_CASES_BOOTSTRAP, NEWCOMBE_LIMITS, auto_difference_interval
+                                 what `escalation study differences` measured beside each difference interval,
+                                 and the limits `compare --interval auto` takes
 leaderboard, Leaderboard, Standing, PairVerdict, holm_adjust, compact_letter_display, log_model
                                  several assistants ranked on the same scenarios, with the groups
                                  that cannot be told apart (Holm 1979; Piepho 2004)

@@ -33,8 +33,8 @@ bootstrap intervals and the other limits have no plan of their own.
 
 **What the coverage study says.** :data:`DIFFERENCE_COVERAGE_STUDY` holds what ``escalation
 study differences`` measured for each interval and number of scenarios; :func:`coverage_word`
-turns it into one word beside each interval (``holds``, ``near``, ``too narrow``, ``often
-undefined``, ``not studied``), and :func:`difference_warnings` and :func:`interval_advice`
+turns it into one word beside each interval (``holds``, ``too narrow``, ``often undefined``,
+``not studied``: the holds rule of the studies), and :func:`difference_warnings` and :func:`interval_advice`
 are written from the same words, so the table, the warnings and the advice never disagree.
 They live in :mod:`estimators.metric._difference_coverage` (plain Python, which ``escalation compare
 --help`` reads) and are exported from here too.
@@ -60,7 +60,8 @@ from ._difference_coverage import (
     FEW_CASES_BOOTSTRAP,
     FEW_CASES_NEWCOMBE,
     HOLDS_AT,
-    NEAR_MCSE,
+    MEAN_LEVEL,
+    TOLERANCE_MCSE,
     CoverageWord,
     coverage_word,
     difference_warnings,
@@ -79,7 +80,7 @@ from ._paired_differences import (
 
 __all__ = ["Comparison", "compare_scored", "difference_warnings", "check_scored_alike", "CoverageWord", "coverage_word",
            "interval_advice", "default_names", "DIFFERENCE_COVERAGE_STUDY", "DIFFERENCE_COVERAGE_SOURCE",
-           "HOLDS_AT", "NEAR_MCSE", "FEW_CASES_NEWCOMBE", "FEW_CASES_BOOTSTRAP"]
+           "HOLDS_AT", "TOLERANCE_MCSE", "MEAN_LEVEL", "FEW_CASES_NEWCOMBE", "FEW_CASES_BOOTSTRAP"]
 
 
 @dataclass(frozen=True)

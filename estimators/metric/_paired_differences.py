@@ -40,7 +40,6 @@ from ..stats import (
 )
 from ._aggregate import summarise
 from ._difference_coverage import (
-    AUTO_DIFFERENCE_ORDER,
     CoverageWord,
     _study_method,
     auto_difference_interval,
@@ -408,16 +407,19 @@ def chosen_paired_differences(a: pd.DataFrame, b: pd.DataFrame, *, confidence: f
     """``(differences, method, reason)``: :func:`paired_differences` by ``interval``, ``auto`` resolved.
 
     ``auto`` is Newcombe's interval with the limits of :func:`auto_difference_interval` at the fewest cases a
-    difference of ``p_u``, ``p_o`` or ``pi`` rests on (known after a first pass with the limits that held
-    everywhere); a second pass, when the limits change, draws the same resamples as ``--interval METHOD``.
+    difference of ``p_u``, ``p_o`` or ``pi`` rests on and the rates' design (replicas or not), known after a
+    first pass with the paper's limits (neither depends on them); a second pass, when the limits change, draws
+    the same resamples as ``--interval METHOD``.
     """
     if interval != AUTO_INTERVAL:
         return (paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=interval, rho=rho, rng=rng),
                 interval, "chosen (--interval)")
     state = rng.bit_generator.state
-    first = AUTO_DIFFERENCE_ORDER[-1]
+    first = DEFAULT_INTERVAL
     paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=first, rho=rho, rng=rng)
-    method, reason = auto_difference_interval(fewest_cases(paired.differences, paired.units))
+    replicas = any(rate.replicas for summary in paired.summaries
+                   for rate in (summary.under, summary.over, summary.paired) if rate.n)
+    method, reason = auto_difference_interval(fewest_cases(paired.differences, paired.units), replicas)
     if method != first:
         rng.bit_generator.state = state
         paired = paired_differences(a, b, confidence=confidence, n_boot=n_boot, interval=method, rho=rho, rng=rng)

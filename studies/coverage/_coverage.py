@@ -49,15 +49,13 @@ Performance measures
     ``K > UNEQUAL_BOOTSTRAP_MAX_K`` (see there).
 Borderline cells (``rerun``, on by default, off with ``smoke``)
     Whether an interval holds in a group of cells (:mod:`._report`) turns on each cell's coverage
-    against :data:`FLOOR` with a tolerance of :data:`TOLERANCE_MCSE` Monte Carlo standard errors: with
-    2000 data sets (MCSE about 0.006) a method truly at 0.92 in a cell passes there with probability
-    0.65 and one at 0.91 with 0.11; after a rerun to an MCSE of 0.003, 0.07 and 3e-7 (normal
-    approximation). So a cell where some candidate (not an oracle) has no exact value and a Monte
-    Carlo coverage ``c`` with ``c - 2 MCSE < FLOOR <= c + 2 MCSE`` and MCSE above :data:`RERUN_MCSE`
-    is run again, on data sets of its own, until every such method's MCSE is at most
-    :data:`RERUN_MCSE` (:func:`run_cell`); its rows of ``coverage.csv`` are the rerun's (column
-    ``rerun``, their ``nsim``). Any such candidate, not only the cell's lowest: each method's verdict
-    is its own.
+    against :data:`FLOOR` with a tolerance of :data:`TOLERANCE_MCSE` Monte Carlo standard errors (the
+    holds rule of :mod:`studies._performance`). So a cell where some candidate (not an oracle) has no
+    exact value and a Monte Carlo coverage that is borderline (``c - 2 MCSE < FLOOR <= c + 2 MCSE``,
+    MCSE above :data:`RERUN_MCSE`) is run again, on data sets of its own, until every such method's
+    MCSE is at most :data:`RERUN_MCSE` (:func:`run_cell`); its rows of ``coverage.csv`` are the
+    rerun's (column ``rerun``, their ``nsim``). Any such candidate, not only the cell's lowest: each
+    method's verdict is its own.
 
 A researcher's own (``run_coverage_study(methods=, grid=, generator=, from_run=)``, and the command's
 ``--method``, ``--grid``, ``--generator``, ``--from-run``): their intervals run beside the methods above on
@@ -103,7 +101,17 @@ from .._beta_binomial import cluster_pmf
 from .._constants import COVERAGE_METHODS as METHODS, COVERAGE_ORACLES as ORACLES, COVERAGE_SEED as DEFAULT_SEED
 from .._engine import cell_seed, record_outputs, run_cells, step
 from .._figure_files import save_figure
-from .._performance import binomial_mcse, interval_rows
+from .._performance import (
+    FLOOR,
+    RERUN_CHILD,
+    RERUN_MCSE,
+    TOLERANCE_MCSE,
+    binomial_mcse,
+    borderline,
+    interval_rows,
+    rerun_seed,
+    rerun_size,
+)
 from .._report_files import write_reports
 from .._tables import write_table
 from .._user_methods import (
@@ -144,14 +152,6 @@ BOOTSTRAP_NSIM_UNEQUAL = 500
 #: so the bootstraps run there only up to this many scenarios (at K = 30 they would take 40% of
 #: the run; with equal sizes they run everywhere).
 UNEQUAL_BOOTSTRAP_MAX_K = 10
-#: The holds rule (:mod:`._report`): no cell below this coverage by more than ``TOLERANCE_MCSE`` MCSE.
-FLOOR = 0.93
-TOLERANCE_MCSE = 2.0
-#: The largest Monte Carlo standard error of a borderline method after its cell's rerun (module docstring):
-#: ``c (1 - c) / RERUN_MCSE^2`` data sets, 7234 at c = 0.93, 8356 at 0.918 (the band's lowest with 2000).
-RERUN_MCSE = 0.003
-#: The child of a cell's seed that seeds its rerun: no chunk of a main pass reaches it (2e12 replications).
-RERUN_CHILD = 2**32 - 1
 
 
 class _Grid(TypedDict):
@@ -468,26 +468,16 @@ def _results(intervals: dict, exact: dict, truth: float, rerun: bool) -> list[di
 
 
 def _borderline(rows: list[dict]) -> dict[str, dict]:
-    """The rows of the candidates (not the oracles) whose Monte Carlo coverage ``c``, without an exact value, has
-    ``c - 2 MCSE < FLOOR <= c + 2 MCSE`` with an MCSE above :data:`RERUN_MCSE` (:data:`TOLERANCE_MCSE` for 2)."""
-    def near(r: dict) -> bool:
-        band = TOLERANCE_MCSE * r["coverage_mcse"]
-        return r["coverage_mcse"] > RERUN_MCSE and r["coverage"] - band < FLOOR <= r["coverage"] + band
-
-    return {r["method"]: r for r in rows
-            if r["method"] not in ORACLES and not np.isfinite(r["exact_coverage"]) and r["nsim"] > 0 and near(r)}
+    """The rows of the candidates (not the oracles) whose Monte Carlo coverage, without an exact value, is
+    :func:`studies._performance.borderline`."""
+    return {r["method"]: r for r in rows if r["method"] not in ORACLES and not np.isfinite(r["exact_coverage"])
+            and r["nsim"] > 0 and borderline(r["coverage"], r["coverage_mcse"])}
 
 
 def _rerun_nsim(coverages) -> int:
-    """Data sets that bring the MCSE ``sqrt(c (1 - c) / n)`` of every coverage ``c`` to :data:`RERUN_MCSE` or below,
-    in whole chunks (so that more chunks extend a rerun: its first ones do not change)."""
-    needed = max(c * (1.0 - c) for c in coverages) / RERUN_MCSE**2
-    return CHUNK * max(1, math.ceil(needed / CHUNK))
-
-
-def rerun_seed(seed_seq: np.random.SeedSequence) -> np.random.SeedSequence:
-    """The seed of a cell's rerun: child :data:`RERUN_CHILD` of the cell's seed, whose chunks are its children."""
-    return np.random.SeedSequence(seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, RERUN_CHILD))
+    """:func:`studies._performance.rerun_size` in whole chunks (so that more chunks extend a rerun: its first ones
+    do not change)."""
+    return rerun_size(coverages, CHUNK)
 
 
 def _rerun_row(row: dict, nsim: int, bootstraps: bool) -> dict:

@@ -20,9 +20,9 @@ from escalation.estimators.stats import (
 from escalation.simulate import cluster_probabilities
 
 from .._beta_binomial import beta_shape
-from .._performance import binomial_mcse, interval_rows, mean
+from .._performance import binomial_mcse, borderline, interval_rows, mean, rerun_seed, rerun_size
 from .._user_methods import UserFunction, checked_bounds
-from ._design import BOOTSTRAP_BATCH, CONFIDENCE, DIFFERENCE_METHODS, MODE_B_CHUNK, N_RESAMPLES
+from ._design import BOOTSTRAP_BATCH, CONFIDENCE, DIFFERENCE_METHODS, MODE_B_CHUNK, N_RESAMPLES, NEWCOMBE_LIMITS
 
 
 def simulate_pairs(row: dict, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +68,7 @@ def difference_intervals(y_a: np.ndarray, y_b: np.ndarray, replicas: int, rng: n
     rate_a, rate_b = y_a.sum(-1) / (K * replicas), y_b.sum(-1) / (K * replicas)
     psi = np.array([paired_correlation(y_a[i], sizes, y_b[i], sizes) for i in range(D)])
     out: dict[str, Any] = {"psi": psi}
-    for method, limits in (("newcombe_wilson_kish", "wilson-kish"), ("newcombe_wilson_kish_t", "wilson-kish-t")):
+    for method, limits in NEWCOMBE_LIMITS.items():
         ci_a = clustered_interval(y_a, replicas, limits, confidence=CONFIDENCE)
         ci_b = clustered_interval(y_b, replicas, limits, confidence=CONFIDENCE)
         # arrays over the data sets: y_a and y_b hold D of them
@@ -190,11 +190,30 @@ def _mode_b_cell(row: dict, rng: np.random.Generator) -> list[dict]:
     return out
 
 
-def run_cell(row: dict, seed_seq: np.random.SeedSequence, *, methods: tuple[UserFunction, ...] = ()) -> list[dict]:
+def run_cell(row: dict, seed_seq: np.random.SeedSequence, *, methods: tuple[UserFunction, ...] = (),
+             rerun: bool = False) -> list[dict]:
     """Simulate and analyse one design cell: one result row per method (a difference cell: the researcher's
-    ``methods`` after the study's, on the same data sets)."""
+    ``methods`` after the study's, on the same data sets).
+
+    ``rerun``: where a difference interval's coverage is borderline (:func:`studies._performance.borderline`),
+    the cell is drawn again on data sets of its own (:func:`studies._performance.rerun_seed`), as many as bring
+    every borderline method's MCSE to :data:`studies._performance.RERUN_MCSE`, and redrawn larger while one of
+    them is still borderline (its rerun coverage came out further from 1). The rows are then the rerun's, with
+    its ``nsim`` and ``rerun`` true. The mode-B cells are not rerun: no command's words read them.
+    """
     rng = np.random.default_rng(seed_seq)
-    return _difference_cell(row, rng, methods) if row["part"] == "difference" else _mode_b_cell(row, rng)
+    if row["part"] != "difference":
+        return _mode_b_cell(row, rng)
+    rows = _difference_cell(row, rng, methods)
+    close = {r["method"] for r in rows if borderline(r["coverage"], r["coverage_mcse"])} if rerun else set()
+    short = [r["coverage"] for r in rows if r["method"] in close]
+    again = None
+    while short:
+        again = {**row, "nsim": rerun_size(short)}
+        rows = _difference_cell(again, np.random.default_rng(rerun_seed(seed_seq)), methods)
+        short = [r["coverage"] for r in rows if r["method"] in close
+                 and borderline(r["coverage"], r["coverage_mcse"])]
+    return [{**r, "nsim": int((again or row)["nsim"]), "rerun": again is not None} for r in rows]
 
 
 # --- tables, figures and the report ------------------------------------------------------------

@@ -25,11 +25,13 @@ Data-generating mechanisms
 Estimands
     ``difference = p_b - p_a`` (the marginal rates of the model) and, for mode B, ``p``.
 Methods
-    Differences, at 95%: ``newcombe_wilson_kish`` (what ``compare`` reports: Newcombe's
-    square-and-add interval, :func:`estimators.newcombe_paired_interval`, with each rate's
+    Differences, at 95%: ``newcombe_wilson_kish`` (what ``compare --interval wilson-kish`` reports:
+    Newcombe's square-and-add interval, :func:`estimators.newcombe_paired_interval`, with each rate's
     ``wilson-kish`` limits from :func:`estimators.clustered_interval` and ``psi`` from
-    :func:`estimators.paired_correlation` of the scenario totals), ``newcombe_wilson_kish_t``
-    (the same with ``wilson-kish-t`` limits), ``bootstrap_percentile`` and ``bootstrap_bca``
+    :func:`estimators.paired_correlation` of the scenario totals), the same with ``wilson-kish-t``,
+    ``korn-graubard``, ``beta-binomial-profile`` and ``beta-binomial-bayes`` limits
+    (``newcombe_wilson_kish_t`` ..., :data:`NEWCOMBE_LIMITS`; ``compare --interval auto`` takes the
+    narrowest of them that holds), ``bootstrap_percentile`` and ``bootstrap_bca``
     (:func:`estimators.paired_cluster_bootstrap`, scenarios resampled jointly for A and B,
     :data:`N_RESAMPLES` resamples). Mode B, at 95%: the predictive-value and the Rogan-Gladen
     corrections (:func:`estimators.predictive_value_correction`, :func:`estimators.rogan_gladen`),
@@ -57,7 +59,7 @@ given those weights.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import orjson
@@ -66,11 +68,13 @@ import pandas as pd
 from .._constants import DIFFERENCES_SEED as DEFAULT_SEED
 from .._engine import record_outputs, run_cells, step
 from .._figure_files import save_figure
+from .._performance import FLOOR, MEAN_LEVEL, RERUN_MCSE, TOLERANCE_MCSE
 from .._report_files import write_reports
 from .._tables import markdown_table, write_table
 from .._templates import render
 from .._user_methods import CellWithOptions, read_grid, user_functions
 from ._cells import (  # noqa: F401
+    _difference_cell,
     _stacked,
     difference_intervals,
     mode_b_intervals,
@@ -91,6 +95,7 @@ from ._design import (  # noqa: F401
     MODE_B_COLUMNS,
     MODE_B_METHODS,
     N_RESAMPLES,
+    NEWCOMBE_LIMITS,
     OWN_GRID_FINDINGS,
     SENSITIVITY,
     SMOKE_FINDINGS,
@@ -98,7 +103,7 @@ from ._design import (  # noqa: F401
     VALIDATION_SHARE,
     build_design,
 )
-from ._summaries import _findings, _validation, own_lines, summaries, usable_mode_b  # noqa: F401
+from ._summaries import _findings, _validation, failing, own_lines, summaries, usable_mode_b  # noqa: F401
 
 __all__ = ["DEFAULT_SEED", "DIFFERENCE_METHODS", "MODE_B_METHODS", "DIFFERENCE_COLUMNS", "MODE_B_COLUMNS",
            "build_design", "run_cell", "run_differences_study", "difference_intervals", "simulate_pairs",
@@ -115,15 +120,27 @@ def report_markdown(differences: pd.DataFrame, mode_b: pd.DataFrame, tables: dic
     methods, adds a section on them (:func:`own_lines`)."""
     design = __doc__.split("\n\n", 1)[1].split("\n\nReproducibility", 1)[0]
     return render("differences/report.md.j2", seed=seed, smoke=smoke, difference_cells=differences["cell"].nunique(),
-                  difference_nsim=int(differences["nsim"].iloc[0]), mode_b_cells=mode_b["cell"].nunique(),
+                  difference_nsim=int(differences["nsim"].min()), mode_b_cells=mode_b["cell"].nunique(),
                   mode_b_nsim=int(mode_b["nsim"].iloc[0]), N_RESAMPLES=N_RESAMPLES, cells_seconds=cells_seconds,
                   resumed=resumed, design=design.strip(), validation=_validation(differences, mode_b),
                   names=_NAMES, MAX_UNDEFINED=MAX_UNDEFINED, SMOKE_FINDINGS=SMOKE_FINDINGS,
                   findings=None if smoke or user_grid else _findings(differences, mode_b, tables),
                   OWN_GRID_FINDINGS=OWN_GRID_FINDINGS, user_grid=user_grid,
                   own=own_lines(differences, tables, own or []),
-                  FAILS_BELOW=FAILS_BELOW, failures=len(tables["failures"]), figures=figures,
+                  FAILS_BELOW=FAILS_BELOW, TOLERANCE_MCSE=TOLERANCE_MCSE, MEAN_LEVEL=MEAN_LEVEL, RERUN_MCSE=RERUN_MCSE,
+                  reruns=int(differences.loc[differences["rerun"].eq(True), "cell"].nunique()),
+                  rerun_sizes=_sizes(differences),
+                  failures=len(tables["failures"]), figures=figures,
                   tables={name: markdown_table(tables[name]) for name in ("recommendation", "summary", "by_scenarios")})
+
+
+def _sizes(differences: pd.DataFrame) -> str:
+    """The data sets of the rerun cells, e.g. ``7500 to 9500 data sets`` (``no more data sets``: none rerun)."""
+    sizes = differences.loc[differences["rerun"].eq(True), "nsim"]
+    if sizes.empty:
+        return "no more data sets"
+    low, high = int(sizes.min()), int(sizes.max())
+    return f"{low} data sets" if low == high else f"{low} to {high} data sets"
 
 
 _TITLES = {
@@ -131,15 +148,17 @@ _TITLES = {
     "mode_b": "Coverage of the mode-B corrected rate, per cell",
     "summary": "Coverage per method",
     "by_scenarios": "Coverage per method and number of scenarios",
-    "failures": f"Cells with coverage below {FAILS_BELOW}",
-    "recommendation": f"Methods whose lowest coverage is at least {FAILS_BELOW}, per number of scenarios",
+    "failures": f"Cells with coverage below {FAILS_BELOW} by more than {TOLERANCE_MCSE:g} MCSE",
+    "recommendation": "Methods that hold (no failing cell, mean coverage at least "
+                      f"{MEAN_LEVEL}), per number of scenarios",
 }
 
 
 def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int | None = None, n_jobs: int = 1,
               seed: int = DEFAULT_SEED, progress: bool = True, backend: str = "local",
               scheduler: str | None = None, force: bool = False,
-              methods: Mapping[str, Callable | str] | None = None, grid=None) -> dict[str, pd.DataFrame]:
+              methods: Mapping[str, Callable | str] | None = None, grid=None,
+              rerun: bool | None = None) -> dict[str, pd.DataFrame]:
     """Run the differences study and write its outputs to ``out_dir``.
 
     Writes ``design.csv`` (before the run), ``run.json``, ``differences.csv`` and ``mode_b.csv``
@@ -155,6 +174,10 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
     of ``p_b - p_a`` (or ``"MODULE:FUNCTION"``, :mod:`studies._user_methods`), run beside the study's
     difference intervals on the same data sets; ``grid``, a TOML file or a dict of :data:`GRID_KEYS`,
     whose full cross product replaces the design of both parts.
+
+    ``rerun`` reruns the difference cells where an interval's coverage is borderline under the holds rule
+    (:mod:`studies._performance`) until its MCSE is at most :data:`studies._performance.RERUN_MCSE`
+    (:func:`run_cell`); None (the default) reruns them except in a ``smoke`` run.
     """
     out_dir = Path(out_dir)
     own = user_functions(methods, builtin=DIFFERENCE_METHODS + MODE_B_METHODS, statistics=False)
@@ -163,11 +186,15 @@ def run_differences_study(out_dir: str | Path, *, smoke: bool = False, nsim: int
     if own:  # the researcher's methods on two data sets of the first cell, before anything is written
         row = design.iloc[0].to_dict()
         own_difference_intervals(own, *simulate_pairs(row, np.random.default_rng(0), 2), int(row["replicas"]))
+    rerun = not smoke if rerun is None else bool(rerun)
     facts = {"study": "differences", "smoke": smoke, "nsim": None if nsim is None else int(nsim),
-             "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE, "bootstrap_batch": BOOTSTRAP_BATCH}
+             "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE, "bootstrap_batch": BOOTSTRAP_BATCH,
+             "rerun": {"floor": FLOOR, "tolerance_mcse": TOLERANCE_MCSE, "mcse": RERUN_MCSE} if rerun else False}
     # the researcher's options enter the run's arguments only when given: a run without them resumes as before
     facts |= {key: value for key, value in (("methods", [m.identity() for m in own]), ("grid", read)) if value}
-    cell = CellWithOptions(run_cell, {"methods": own}) if own else run_cell
+    options: dict[str, Any] = {"methods": own} if own else {}
+    options |= {"rerun": True} if rerun else {}
+    cell = CellWithOptions(run_cell, options) if options else run_cell
     long = run_cells(design, cell, seed=seed, n_jobs=n_jobs, out_dir=out_dir, progress=progress,
                      backend=backend, scheduler=scheduler, description="differences cells", run_facts=facts,
                      force=force)

@@ -5,7 +5,7 @@ import math
 
 import pandas as pd
 
-from .._performance import binomial_mcse
+from .._performance import MEAN_LEVEL, TOLERANCE_MCSE, binomial_mcse
 from ._design import CONFIDENCE, DIFFERENCE_METHODS, FAILS_BELOW, MAX_UNDEFINED, MODE_B_METHODS
 
 
@@ -26,34 +26,49 @@ def usable_mode_b(mode_b: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
+def failing(cells: pd.DataFrame) -> pd.Series:
+    """Whether each cell fails under the holds rule (:mod:`studies._performance`): its coverage below
+    :data:`FAILS_BELOW` by more than :data:`studies._performance.TOLERANCE_MCSE` Monte Carlo standard errors."""
+    return cells["coverage"] + TOLERANCE_MCSE * cells["coverage_mcse"] < FAILS_BELOW
+
+
 def summaries(differences: pd.DataFrame, mode_b: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The summary tables of the study, read off the two cell tables.
 
-    ``summary``: per method, the cells, mean and lowest coverage (and where), the share and
-    number of cells below :data:`FAILS_BELOW`, the mean misses and width. ``by_scenarios``: the
-    same per number of scenarios. ``failures``: every cell below :data:`FAILS_BELOW`.
-    ``recommendation``: per part and K, the methods whose lowest coverage over the other
-    conditions is at least :data:`FAILS_BELOW`, narrowest first. The difference part counts an
-    undefined interval as a miss; the mode-B part uses :func:`usable_mode_b`.
+    A cell *fails* when its coverage is below :data:`FAILS_BELOW` by more than 2 MCSE (:func:`failing`); a
+    method *holds* at a number of scenarios when no cell fails there and its mean coverage is at least
+    :data:`studies._performance.MEAN_LEVEL`: the holds rule of :mod:`studies._performance`, with the
+    borderline difference cells rerun to an MCSE of at most 0.003 (:func:`run_cell`).
+
+    ``summary``: per method, the cells, mean and lowest coverage (and where), the number and share of
+    failing cells, the mean misses and width. ``by_scenarios``: per number of scenarios the same, with
+    the lowest cell's MCSE, the cells rerun and whether the method holds. ``failures``: every failing
+    cell. ``recommendation``: per part and K, the methods that hold, narrowest first. The difference
+    part counts an undefined interval as a miss; the mode-B part uses :func:`usable_mode_b` (its cells
+    are not rerun).
     """
     parts = {"difference": differences.assign(part="difference"), "mode_b": usable_mode_b(mode_b).assign(part="mode_b")}
     rows, by_k, fails = [], [], []
     for part, table in parts.items():
+        table = table.assign(fails=failing(table))
         for method, cells in table.groupby("method", sort=False):
             worst = cells.loc[cells["coverage"].idxmin()]
-            below = cells["coverage"] < FAILS_BELOW
             rows.append({"part": part, "method": method, "cells": len(cells),
                          "coverage_of": "all data sets" if part == "difference" else "defined intervals",
                          "mean_coverage": cells["coverage"].mean(), "min_coverage": cells["coverage"].min(),
-                         "worst_cell": _cell_name(worst), "cells_below_0.93": int(below.sum()),
-                         "share_below_0.93": below.mean(), "mean_miss_below": cells["miss_below"].mean(),
+                         "worst_cell": _cell_name(worst), "cells_failing": int(cells["fails"].sum()),
+                         "share_failing": cells["fails"].mean(), "mean_miss_below": cells["miss_below"].mean(),
                          "mean_miss_above": cells["miss_above"].mean(), "mean_width": cells["mean_width"].mean()})
             for k, group in cells.groupby("scenarios"):
+                lowest = group.loc[group["coverage"].idxmin()]
+                mean_coverage = group["coverage"].mean()
                 by_k.append({"part": part, "method": method, "scenarios": int(k), "cells": len(group),
-                             "mean_coverage": group["coverage"].mean(), "min_coverage": group["coverage"].min(),
-                             "share_below_0.93": (group["coverage"] < FAILS_BELOW).mean(),
+                             "mean_coverage": mean_coverage, "min_coverage": lowest["coverage"],
+                             "min_coverage_mcse": lowest["coverage_mcse"], "cells_failing": int(group["fails"].sum()),
+                             "cells_rerun": int(group["rerun"].eq(True).sum()),
+                             "holds": bool(not group["fails"].any() and mean_coverage >= MEAN_LEVEL),
                              "mean_width": group["mean_width"].mean()})
-            for _, cell in cells[below].iterrows():
+            for _, cell in cells[cells["fails"]].iterrows():
                 fails.append({"part": part, "method": method, "cell_conditions": _cell_name(cell),
                               "coverage": cell["coverage"], "coverage_mcse": cell["coverage_mcse"],
                               "miss_below": cell["miss_below"], "miss_above": cell["miss_above"],
@@ -61,9 +76,9 @@ def summaries(differences: pd.DataFrame, mode_b: pd.DataFrame) -> dict[str, pd.D
     by_scenarios = pd.DataFrame(by_k)
     advice = []
     for (part, k), group in by_scenarios.groupby(["part", "scenarios"], sort=False):
-        holding = group[group["min_coverage"] >= FAILS_BELOW].sort_values("mean_width")
+        holding = group[group["holds"]].sort_values("mean_width")
         advice.append({"part": part, "scenarios": int(k),
-                       "methods_holding_0.93": ", ".join(holding["method"]) if len(holding) else "none",
+                       "methods_holding": ", ".join(holding["method"]) if len(holding) else "none",
                        "narrowest": holding["method"].iloc[0] if len(holding) else "none",
                        "its_mean_width": holding["mean_width"].iloc[0] if len(holding) else math.nan,
                        "best_min_coverage": group["min_coverage"].max(),
@@ -79,7 +94,7 @@ def own_lines(differences: pd.DataFrame, tables: dict, own: list[dict]) -> list[
     """The values of the report's section on a researcher's difference methods (``own``: their ``run-args.json``
     records): each one's row of ``summary``, its mean share of undefined intervals, compare's interval
     (``newcombe_wilson_kish``) on the same cells, and per number of scenarios its lowest coverage and whether
-    that is at least :data:`FAILS_BELOW` (the rule of the recommendation)."""
+    it holds there (the rule of the recommendation, :func:`summaries`)."""
     summary = tables["summary"].set_index(["part", "method"])
     by_k = tables["by_scenarios"]
     out = []
@@ -92,7 +107,7 @@ def own_lines(differences: pd.DataFrame, tables: dict, own: list[dict]) -> list[
                     "compare_width": differences.loc[differences["method"] == "newcombe_wilson_kish",
                                                      "mean_width"].mean(),
                     "per_k": [{"scenarios": int(r["scenarios"]), "min": r["min_coverage"], "mean": r["mean_coverage"],
-                               "holds": bool(r["min_coverage"] >= FAILS_BELOW)} for _, r in per_k.iterrows()]})
+                               "holds": bool(r["holds"])} for _, r in per_k.iterrows()]})
     return out
 
 
@@ -126,19 +141,19 @@ def _difference_findings(differences: pd.DataFrame, summary: pd.DataFrame) -> di
 
 
 def _not_repaired(usable: pd.DataFrame) -> dict | None:
-    """The cells where the predictive-value correction's cluster-robust interval is below :data:`FAILS_BELOW`
-    (None if none is), how many of them are below with the Wald interval already without clustering."""
+    """The cells where the predictive-value correction's cluster-robust interval fails (:func:`failing`; None if
+    none does), how many of them fail with the Wald interval already without clustering."""
     pv = usable[usable["method"] == "predictive_values_cluster"]
-    failing = pv[pv["coverage"] < FAILS_BELOW]
-    if not len(failing):
+    below = pv[failing(pv)]
+    if not len(below):
         return None
-    plain = usable[(usable["method"] == "predictive_values_wald") & (usable["rho"] == 0)].set_index(
-        ["p", "scenarios", "replicas"])["coverage"]
-    keys = list(zip(failing["p"], failing["scenarios"], failing["replicas"]))
-    already = sum(1 for key in keys if key in plain.index and plain.loc[key] < FAILS_BELOW)
-    conversations = (failing["scenarios"] * failing["replicas"]).astype(int)
-    return {"cells": len(failing), "conversations": conversations.max(), "already": already,
-            "miss_below": failing["miss_below"].mean(), "miss_above": failing["miss_above"].mean()}
+    wald = usable[(usable["method"] == "predictive_values_wald") & (usable["rho"] == 0)]
+    plain = wald.assign(fails=failing(wald)).set_index(["p", "scenarios", "replicas"])["fails"]
+    keys = list(zip(below["p"], below["scenarios"], below["replicas"]))
+    already = sum(1 for key in keys if key in plain.index and bool(plain.loc[key]))
+    conversations = (below["scenarios"] * below["replicas"]).astype(int)
+    return {"cells": len(below), "conversations": conversations.max(), "already": already,
+            "miss_below": below["miss_below"].mean(), "miss_above": below["miss_above"].mean()}
 
 
 def _mode_b_findings(mode_b: pd.DataFrame) -> dict | None:

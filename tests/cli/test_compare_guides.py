@@ -278,27 +278,57 @@ def test_p_values_are_in_the_table_compare_json_and_differences_csv(world, tmp_p
 
 def test_the_words_follow_the_studys_table():
     word = coverage_word("newcombe_wilson_kish", 12)
-    assert (word.word, word.studied_at, word.lowest, word.text) == ("too narrow", 10, 0.8905, "too narrow (0.89)")
-    assert coverage_word("newcombe_wilson_kish", 30).word == "too narrow"  # 0.917 + 2 x 0.0062 < 0.93
+    assert (word.word, word.studied_at, word.lowest, word.text) == ("too narrow", 10, 0.902678, "too narrow (0.90)")
+    assert word.failing == 8  # of the 36 cells at 10 scenarios
+    assert coverage_word("newcombe_wilson_kish", 30).word == "too narrow"  # 0.908 + 2 x 0.0032 < 0.93
     assert coverage_word("newcombe_wilson_kish", 100).word == "holds"
-    assert {coverage_word("newcombe_wilson_kish_t", k).word for k in (5, 9, 29, 99, 500)} == {"holds"}
+    # wilson-kish-t: one cell at 30 scenarios, 0.920 after its rerun (MCSE 0.003), fails
+    assert [coverage_word("newcombe_wilson_kish_t", k).word for k in (5, 9, 29, 99, 500)] == [
+        "holds", "holds", "holds", "too narrow", "holds"]
+    # what compare --help says: korn-graubard and beta-binomial-bayes limits held at every number of cases
+    for method in ("newcombe_korn_graubard", "newcombe_beta_binomial_bayes"):
+        assert {coverage_word(method, k).word for k in (5, 10, 30, 100)} == {"holds"}
     assert coverage_word("bootstrap_percentile", 12).text == "too narrow (0.61)"
     assert coverage_word("bootstrap_percentile", 99).word == "too narrow"
     assert coverage_word("bootstrap_percentile", 100).word == "holds"
     assert coverage_word("bootstrap_bca", 5).word == "often undefined"  # 63% of its intervals undefined there
-    assert coverage_word("bootstrap_bca", 100).word == "near"
+    assert coverage_word("bootstrap_bca", 100).word == "too narrow"  # 0.9215 + 2 x 0.0031 < 0.93
     assert coverage_word("newcombe_wilson_kish", 4).word == "not studied"
-    assert coverage_word("newcombe_korn_graubard", 50).word == "not studied"
+    assert coverage_word("newcombe_wilson_cluster_t", 50).word == "not studied"
     assert coverage_word("newcombe_wilson_kish", 0).word == "-"
-    assert (FEW_CASES_NEWCOMBE, FEW_CASES_BOOTSTRAP) == (100, 100)  # 30 for Newcombe before its correction went
+    assert (FEW_CASES_NEWCOMBE, FEW_CASES_BOOTSTRAP) == (100, 100)
+
+
+def test_auto_takes_the_narrowest_limits_that_held_for_the_difference_and_for_each_rate():
+    from escalation.estimators.metric import NEWCOMBE_LIMITS, auto_difference_interval
+    from escalation.estimators.stats import group_coverage
+    expected = {(5, True): "wilson-kish-t", (5, False): "korn-graubard", (12, False): "korn-graubard",
+                (12, True): "beta-binomial-bayes", (30, False): "beta-binomial-bayes",
+                (150, True): "beta-binomial-bayes", (150, False): "beta-binomial-bayes"}
+    for (cases, replicas), method in expected.items():
+        assert auto_difference_interval(cases, replicas)[0] == method
+        # recomputed from the two tables: holding in both, the narrowest mean width at the studied K
+        studied = max(k for k in (5, 10, 30, 100) if k <= cases)
+        width = {m: next(r[9] for r in DIFFERENCE_COVERAGE_STUDY["newcombe_" + m.replace("-", "_")] if r[0] == studied)
+                 for m in NEWCOMBE_LIMITS}
+        both = [m for m in NEWCOMBE_LIMITS if coverage_word("newcombe_" + m.replace("-", "_"), cases).trusted
+                and group_coverage(cases, replicas)[m].holds]
+        assert method == min(both, key=width.__getitem__)
+    # without the rates' design, the differences study alone: beta-binomial-profile is narrowest at 100
+    assert auto_difference_interval(150)[0] == "beta-binomial-profile"
+    assert "the narrowest that held 95% in escalation study differences at 10 scenarios" in \
+        auto_difference_interval(12, False)[1]
 
 
 def test_the_studys_table_is_internally_consistent():
     for method, rows in DIFFERENCE_COVERAGE_STUDY.items():
         assert [row[0] for row in rows] == [5, 10, 30, 100]
-        for k, cells, mean, lowest, mcse, undefined, cell, conditions in rows:
+        for k, cells, mean, lowest, mcse, undefined, cell, conditions, failing, width in rows:
             assert cells == 36 and lowest <= mean <= 1 and 0 <= undefined <= 1 - lowest + 1e-12
-            assert mcse == pytest.approx(math.sqrt(lowest * (1 - lowest) / 2000), rel=1e-5)  # nsim 2000
+            assert 0 <= failing <= cells and (failing > 0) >= (lowest + 2 * mcse < 0.93) and width > 0
+            # the MCSE of 2000 data sets, or of a borderline cell's rerun on more (a whole number of them)
+            nsim = lowest * (1 - lowest) / mcse**2
+            assert nsim == pytest.approx(round(nsim), rel=2e-5) and round(nsim) >= 2000  # the MCSE has 6 digits
             assert ("1 replica" in conditions) or ("replicas" in conditions)
 
 
@@ -314,11 +344,11 @@ def test_the_warnings_and_the_advice_are_written_from_the_words():
                 newcombe.word in ("too narrow", "often undefined", "not studied"))
             assert any(n.startswith("the paired bootstrap") for n in notes) == (
                 boot.word in ("too narrow", "often undefined", "not studied"))
-    assert interval_advice("wilson-kish", 12).startswith("trust Newcombe's with wilson-kish-t limits here")
+    assert interval_advice("wilson-kish", 12).startswith("trust Newcombe's with beta-binomial-bayes limits here")
     assert "the bootstrap (percentile) is too narrow below 100 cases" in interval_advice("wilson-kish", 12)
     assert interval_advice("wilson-kish", 150).startswith("trust Newcombe's with wilson-kish limits here")
     assert "neither interval is known to hold" in interval_advice("wilson-kish", 3)
-    assert "was not measured" in difference_warnings("korn-graubard", 50)[0]
+    assert "was not measured" in difference_warnings("wilson-cluster-t", 50)[0]
 
 
 def test_the_table_prints_the_word_beside_each_interval_and_says_which_to_trust(world, monkeypatch, capsys):
@@ -331,20 +361,22 @@ def test_the_table_prints_the_word_beside_each_interval_and_says_which_to_trust(
     lines = out.splitlines()
     for metric in ("p_u", "p_o", "pi"):
         row = next(i for i, line in enumerate(lines) if line.startswith(metric + " "))
-        assert lines[row + 1].startswith("16 cases") and lines[row + 1].count("too narrow (0.89)") == 1
+        assert lines[row + 1].startswith("16 cases") and lines[row + 1].count("too narrow (0.90)") == 1
         assert "too narrow (0.61)" in lines[row + 1]
     text = " ".join(out.split())
-    assert ("advice: trust Newcombe's with wilson-kish-t limits here (--interval wilson-kish-t: lowest 0.93 at 10 "
-            "scenarios); with wilson-kish limits it is too narrow (0.89); the bootstrap (percentile) is too narrow "
-            "below 100 cases (0.61 at 10).") in text
+    assert ("advice: trust Newcombe's with beta-binomial-bayes limits here (--interval beta-binomial-bayes, the "
+            "narrowest that held: lowest 0.95 at 10 scenarios); with wilson-kish limits it is too narrow (0.90); the "
+            "bootstrap (percentile) is too narrow below 100 cases (0.61 at 10).") in text
     assert "too narrow below 100 cases" in text  # the warning says what the word says
-    # the default, auto, takes the limits the study found holding at 16 cases, and says so
+    # the default, auto, takes the limits the studies found holding at 16 cases of 3 replicas, and says so
     code, out, _ = run_cli_output(monkeypatch, capsys, "compare", scored["careful"], scored["silent"], "--n-boot",
                                   "200")
     text = " ".join(out.split())
-    assert code == 0 and ("interval: auto, wilson-kish-t: Newcombe's interval with wilson-kish-t limits, the "
-                          "narrowest that held 95% in escalation study differences at 10 scenarios") in text
-    assert "advice: trust Newcombe's with wilson-kish-t limits here (the study's lowest coverage 0.93" in text
+    assert code == 0 and ("interval: auto, beta-binomial-bayes: Newcombe's interval with beta-binomial-bayes limits, "
+                          "the narrowest that held 95% in escalation study differences at 10 scenarios, the most not "
+                          "above these 16 cases (lowest coverage 0.945), and for each rate of its design (replicas) "
+                          "in study coverage") in text
+    assert "advice: trust Newcombe's with beta-binomial-bayes limits here (the study's lowest coverage 0.95" in text
 
 
 def test_the_table_fits_80_columns_with_long_names(world, monkeypatch, capsys):
@@ -454,6 +486,6 @@ def test_help_is_readable_at_80_columns_and_teaches_with_an_example(monkeypatch,
     code, out, _ = run_cli_output(monkeypatch, capsys, "compare", "--help")
     assert code == 0 and max(len(line) for line in out.splitlines()) <= 80
     for text in ("Example:", "escalation compare scored/gpt-4o scored/claude --out comparison", "--common",
-                 "--names A,B", "p-value", "too narrow", "wilson-kish-t"):
+                 "--names A,B", "p-value", "too narrow", "beta-binomial-bayes"):
         assert text in out
     assert "\u2502" not in out and "\u256d" not in out  # plain click help, no rich panels

@@ -195,8 +195,9 @@ def test_against_a_baseline_decides_the_paired_difference(world, tmp_path, monke
     code, out, _ = gate(monkeypatch, capsys, world["folders"]["bad"], "--max-p-u", "0.5", "--against",
                         world["folders"]["baseline"], "--max-worse", "0", "--markdown", tmp_path / "gate.md", "--json")
     data = json.loads(out)
-    expected = next(d for d in compare_scored(world["folders"]["baseline"], world["folders"]["bad"]).differences
-                    if d.metric == "p_u")
+    # the folders were scored with --interval wilson-kish: the gate compares with those limits
+    expected = next(d for d in compare_scored(world["folders"]["baseline"], world["folders"]["bad"],
+                                              interval="wilson-kish").differences if d.metric == "p_u")
     worse = _criterion(data, "p_u difference")
     assert code == 1 and worse["decision"] == "fail" and worse["criterion"] == "p_u difference <= 0"
     assert worse["estimate"] == pytest.approx(0.2) and worse["ci"] == pytest.approx(list(expected.ci), abs=1e-12)

@@ -63,7 +63,7 @@ def test_newcombe_reproduces_the_published_paired_example(tmp_path):
     b = [1] * 59 + [1] * 6 + [0] * 16 + [0] * 80
     a = [1] * 59 + [0] * 6 + [1] * 16 + [0] * 80
     folder_a, folder_b = _folders(tmp_path, [[x] for x in a], [[x] for x in b])
-    result = compare_scored(folder_a, folder_b, n_boot=200, seed=1)
+    result = compare_scored(folder_a, folder_b, n_boot=200, seed=1, interval="wilson-kish")  # Wilson limits: rho 0
     p_u = result.differences[0]
     assert p_u.metric == "p_u" and p_u.difference == pytest.approx(-10 / 161)
     assert p_u.newcombe_ci == pytest.approx((NEWCOMBE["cavo_2012_difference_low"],
@@ -307,14 +307,16 @@ def test_cli_error_is_one_line_with_exit_code_2(tmp_path, monkeypatch, capsys):
     assert "missing: is not a folder" in err
 
 
-@pytest.mark.parametrize("cases,limits", [(20, "wilson-kish-t"), (120, "wilson-kish")])
-def test_auto_takes_the_narrowest_limits_that_held_at_this_many_cases(tmp_path, cases, limits):
-    """Issue 36 point 3 for compare: escalation study differences found Newcombe's interval with wilson-kish
-    limits too narrow below 100 cases (DIFFERENCE_COVERAGE_STUDY: lowest 0.917 at 30) and with wilson-kish-t
-    limits holding at every number it ran; auto is then exactly the run of the method it names."""
+@pytest.mark.parametrize("cases,replicas,limits", [(6, 2, "wilson-kish-t"), (20, 1, "korn-graubard"),
+                                                   (20, 2, "beta-binomial-bayes"), (120, 2, "beta-binomial-bayes")])
+def test_auto_takes_the_narrowest_limits_that_held_at_this_many_cases(tmp_path, cases, replicas, limits):
+    """Issue 36 point 3 for compare: the narrowest Newcombe limits that escalation study differences found holding
+    at this many cases and escalation study coverage for each rate of this design (DIFFERENCE_COVERAGE_STUDY,
+    interval_choice.csv: with replicas wilson-kish-t below 10 scenarios, beta-binomial-bayes from 10; one
+    conversation a scenario korn-graubard below 30); auto is then exactly the run of the method it names."""
     rng = np.random.default_rng(cases)
-    esc_a = rng.binomial(1, 0.3, size=(cases, 2)).tolist()
-    esc_b = rng.binomial(1, 0.2, size=(cases, 2)).tolist()
+    esc_a = rng.binomial(1, 0.3, size=(cases, replicas)).tolist()
+    esc_b = rng.binomial(1, 0.2, size=(cases, replicas)).tolist()
     folder_a, folder_b = _folders(tmp_path, esc_a, esc_b)
     auto = compare_scored(folder_a, folder_b, n_boot=300, seed=4)
     named = compare_scored(folder_a, folder_b, n_boot=300, seed=4, interval=limits)

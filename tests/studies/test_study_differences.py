@@ -66,7 +66,9 @@ def test_outputs(smoke_runs):
     assert tuple(mode_b.columns) == ("cell", *MODE_B_COLUMNS)
     assert set(differences["method"]) == set(DIFFERENCE_METHODS) and set(mode_b["method"]) == set(MODE_B_METHODS)
     design = pd.read_csv(out / "design.csv")
-    assert len(design) * 4 == len(differences) + len(mode_b)
+    parts = design["part"].value_counts()
+    assert (len(differences), len(mode_b)) == (parts["difference"] * len(DIFFERENCE_METHODS),
+                                               parts["mode_b"] * len(MODE_B_METHODS))
     for table in (differences, mode_b):
         assert (table["nsim"] == NSIM).all()
         np.testing.assert_allclose(table["coverage"] + table["miss_below"] + table["miss_above"] + table["undefined"],
@@ -159,3 +161,4 @@ def test_mode_b_wald_fails_with_replicas_and_the_cluster_interval_does_not():
     for method in ("predictive_values_cluster", "rogan_gladen_cluster"):
         assert results[method]["undefined"] == 0
         assert abs(results[method]["coverage"] - 0.95) <= 4 * mcse, method
+

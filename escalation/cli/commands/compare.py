@@ -14,22 +14,23 @@ from escalation.estimators.metric import FEW_CASES_BOOTSTRAP, FEW_CASES_NEWCOMBE
 from escalation.estimators.stats import format_number
 
 #: What the words under each interval mean (estimators.coverage_word).
-WORDS = ("holds (at least 0.93), near (below 0.93 by at most 2 Monte Carlo standard errors), too narrow, often "
-         "undefined (BCa)")
+WORDS = ("holds (no condition below 0.93 by more than 2 Monte Carlo standard errors, borderline ones rerun to an "
+         "MCSE of 0.003, and a mean of at least 0.945), too narrow, often undefined (BCa)")
 
 HELP = (
     "Is assistant B better than assistant A? The differences of p_u, p_o, pi and p_a (B minus A) between two "
     "`escalation score --out` folders of the same scenarios, paired by scenario and clustered by case; p_a, the "
     "share of the conversations with a gated call whose approval was missing or broken, is paired by case, label "
     "and replica on the conversations in which both made a gated call.\n\n"
-    "Each difference has two intervals, Newcombe's paired square-and-add interval (with the --interval limits, "
-    "wilson-kish by default) and a paired cluster bootstrap that resamples cases for both assistants at once, and "
-    "a two-sided p-value of no difference, which inverts the chosen interval (p <= 0.05 exactly when the 95% "
-    "interval leaves out 0). Under each interval a word says what `escalation study differences` measured at "
-    "that number of cases: holds, near, too narrow (its lowest coverage in brackets); the output then says which "
-    "interval to trust. The study found Newcombe's interval with --interval wilson-kish-t holding at every number "
-    f"of cases it ran, with wilson-kish limits too narrow below {FEW_CASES_NEWCOMBE} cases, and the bootstrap too "
-    f"narrow below {FEW_CASES_BOOTSTRAP}.\n\n"
+    "Each difference has two intervals, Newcombe's paired square-and-add interval (with the --interval limits; "
+    "auto, the default, takes the narrowest limits that `escalation study differences` found holding at that "
+    "number of cases and `escalation study coverage` for each rate of that design) and a paired cluster bootstrap "
+    "that resamples cases for both assistants at once, and a two-sided p-value of no difference, which inverts the "
+    "chosen interval (p <= 0.05 exactly when the 95% interval leaves out 0). Under each interval a word says what "
+    "`escalation study differences` measured at that number of cases: holds or too narrow (its lowest coverage in "
+    "brackets); the output then says which interval to trust. The study found Newcombe's interval with "
+    "korn-graubard or beta-binomial-bayes limits holding at every number of cases it ran, with wilson-kish limits "
+    f"too narrow below {FEW_CASES_NEWCOMBE} cases, and the bootstrap too narrow below {FEW_CASES_BOOTSTRAP}.\n\n"
     "The two folders must have been scored alike: the same mode, confidence and policy (compare refuses "
     "otherwise, naming the difference). Folders of different scenarios are refused unless --common compares them "
     "on the scenarios both have and lists the others.\n\n"
@@ -211,7 +212,8 @@ def compare(
     interval: Interval = typer.Option("auto", "--interval", metavar="METHOD", help="The chosen interval, "
                                       "whose p-value is printed. auto (default): Newcombe's with the narrowest "
                                       "limits that held 95% in `escalation study differences` at this many cases "
-                                      "(wilson-kish from 100 cases, wilson-kish-t below); it says which. "
+                                      "and in `escalation study coverage` for each rate of this design "
+                                      "(replicas or not); it says which. "
                                       "wilson-kish (the paper's) or another interval "
                                       "of one rate: Newcombe's, with these limits. "
                                       "bootstrap-percentile or bootstrap-bca: the paired bootstrap of that kind "
