@@ -121,10 +121,14 @@ class RateSummary:
         return d
 
 
-def _risk_notes(name: str, r: RateSummary, unit: str, holding: list[str], *, warned: bool) -> list[str]:
+def _risk_notes(name: str, r: RateSummary, unit: str, holding: list[str], study: dict, *,
+                warned: bool) -> list[str]:
     """The data set's own risk (``escalation study warnings``, :func:`estimators.interval_at_risk`): of the
     interval computed, unless the group's note already says it did not hold, and under ``auto`` of the paper's
-    Wilson-Kish printed beside it. None with a fixed rho, which the study does not estimate."""
+    Wilson-Kish printed beside it: its risk on these data, else, where it did not hold in the figure's design
+    group (``study``, :func:`estimators.group_coverage`), that. So the paper's interval is silent only where it
+    held in the group and these data are not at risk. None with a fixed rho, which the study does not
+    estimate."""
     if r.rho_fixed is not None:
         return []
     notes = []
@@ -134,9 +138,20 @@ def _risk_notes(name: str, r: RateSummary, unit: str, holding: list[str], *, war
                                  unit=unit))
     if r.requested == AUTO_INTERVAL and r.interval != DEFAULT_INTERVAL and r.clusters >= FEW_SCENARIOS:
         # (with fewer, the note on few scenarios says how the paper's interval fared in the group)
+        paper = study[DEFAULT_INTERVAL]
+        group = (None if paper.holds else
+                 f"{name}: the paper's {DEFAULT_INTERVAL} interval, printed beside, did not hold 95% in the coverage "
+                 f"study's {paper.cells} cells with {_design(r, unit)} (the study's range {paper.scenarios}; lowest "
+                 f"coverage {paper.min_coverage:.3f}, mean {paper.mean_coverage:.3f}); read {r.interval}'s, which "
+                 "--interval auto computed")
         notes.append(risk_reason(r.cluster_totals, r.cluster_sizes, DEFAULT_INTERVAL, instead=r.interval,
-                                 figure=name, unit=unit, beside=True))
+                                 figure=name, unit=unit, beside=True) or group)
     return [note for note in notes if note is not None]
+
+
+def _design(r: RateSummary, unit: str) -> str:
+    """``40 scenarios and replicas``: the figure's design group in words."""
+    return f"{r.clusters} {unit}{' and replicas' if r.replicas else ''}"
 
 
 def _holding_text(holding: list[str]) -> str:
@@ -399,11 +414,10 @@ class Summary:
                              f"fewer than {FEW_SCENARIOS}{advice}; run more {unit}")
             elif measured and not study[r.interval].holds:
                 found = study[r.interval]
-                design = f"{r.clusters} {unit}{' and replicas' if r.replicas else ''}"
                 notes.append(f"{name}: --interval {r.interval} did not hold 95% in the coverage study's {found.cells} "
-                             f"cells with {design} (the study's range {found.scenarios}; lowest coverage "
+                             f"cells with {_design(r, unit)} (the study's range {found.scenarios}; lowest coverage "
                              f"{found.min_coverage:.3f}, mean {found.mean_coverage:.3f}); {_holding_text(holding)}")
-            notes += _risk_notes(name, r, unit, holding, warned=measured and not study[r.interval].holds)
+            notes += _risk_notes(name, r, unit, holding, study, warned=measured and not study[r.interval].holds)
             if r.rho_fixed is None and math.isnan(r.rho) and r.deff > 1.0 and r.rho_used == 1.0:
                 notes.append(f"{name}: rho cannot be estimated from these data (one {unit[:-1]}, or no variation "
                              f"of the outcome), so the interval uses rho = 1 (deff = m_bar = {r.deff:.3g}, SPEC "

@@ -50,6 +50,7 @@ from escalation.estimators.stats import (
     ClusterSums,
     anova_icc,
     clustered_interval,
+    group_coverage,
     minority_spread,
 )
 
@@ -186,9 +187,19 @@ def group_table(cells: pd.DataFrame) -> pd.DataFrame:
             "cells_failing_silent": int((~g["holds_silent"]).sum()),
             "cells_failing_covered_or_warned": int((~g["holds_covered_or_warned"]).sum()),
             "every_silent_cell_holds": bool(g["holds_silent"].all()),
+            "held_in_group": _held(method, replicas, group),
+            "cells_failing_unnoted": int((~g["holds_silent"]).sum()) if _held(method, replicas, group) else 0,
             **_in_failing(g[~plain]),
             "_order": (METHODS.index(method) if method in METHODS else len(METHODS), replicas, order[group])})
     return pd.DataFrame(rows).sort_values("_order").drop(columns="_order").reset_index(drop=True)
+
+
+def _held(method: str, replicas: bool, group: str) -> bool:
+    """Whether ``method`` held in the design group in the package's coverage table
+    (:func:`escalation.estimators.stats.group_coverage`): where it did not, ``score`` notes every data set of
+    the group, whatever the trigger."""
+    fewest = next(low for label, low, _ in SCENARIO_RANGES if label == group)
+    return group_coverage(fewest, bool(replicas))[method].holds
 
 
 def advice_table(groups: pd.DataFrame) -> pd.DataFrame:
@@ -309,7 +320,7 @@ def _shown(groups: pd.DataFrame) -> pd.DataFrame:
     return groups[["method", "replicas", "scenarios", "cells", "threshold", "cells_failing", "lowest_coverage",
                    "warned_share", "coverage_warned", "lowest_cell_warned", "coverage_silent", "lowest_cell_silent",
                    "lowest_cell_silent_n", "misses_warned_share", "cells_failing_silent",
-                   "cells_failing_covered_or_warned"]]
+                   "cells_failing_covered_or_warned", "held_in_group", "cells_failing_unnoted"]]
 
 
 def _shown_failing(groups: pd.DataFrame) -> pd.DataFrame:

@@ -228,5 +228,14 @@ def test_the_paper_s_interval_beside_auto_is_warned_where_the_data_put_it_at_ris
     assert any(w.startswith("p_u: the paper's wilson-kish interval, printed beside, is at risk") and
                f"occurs in 1 of the 120 scenarios, fewer than {threshold:g}" in w and
                f"read {rare.under.interval}'s" in w for w in rare.warnings)
-    spread = {f"c{j}": [int(j % 4 == 0), 0, 0, 0] for j in range(120)}  # 30 scenarios with an error: silent
-    assert not any("at risk" in w for w in _summary(spread).warnings)
+    spread = {f"c{j}": [int(j % 4 == 0), 0, 0, 0] for j in range(120)}  # 30 scenarios with an error: not at risk
+    notes = [w for w in _summary(spread).warnings if w.startswith("p_u: the paper's wilson-kish interval")]
+    # ... but the paper's interval did not hold with replicas and 100+ scenarios: one note says so, not two
+    group = group_coverage(120, True)["wilson-kish"]
+    assert not group.holds and len(notes) == 1 and "at risk" not in notes[0]
+    assert notes[0].startswith(f"p_u: the paper's wilson-kish interval, printed beside, did not hold 95% in the "
+                               f"coverage study's {group.cells} cells with 120 scenarios and replicas")
+    # where it held (one conversation a scenario, 30-99 scenarios) and the data are not at risk: silent
+    held = _summary({f"c{j}": [int(j % 5 == 0)] for j in range(40)})
+    assert group_coverage(40, False)["wilson-kish"].holds and held.under.interval != "wilson-kish"
+    assert not any("printed beside" in w for w in held.warnings)
