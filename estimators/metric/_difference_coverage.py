@@ -27,15 +27,17 @@ __all__ = ["DIFFERENCE_COVERAGE_SOURCE", "DIFFERENCE_COVERAGE_STUDY", "HOLDS_AT"
 
 #: Where :data:`DIFFERENCE_COVERAGE_STUDY` comes from.
 DIFFERENCE_COVERAGE_SOURCE = (
-    "escalation study differences, default run (studies/_differences.py: seed 20261201, 2,000 data sets a cell, "
-    "999 bootstrap resamples, 95% intervals; escalation 0.1.0, 2026-12-04, --n-jobs 2, 83 s: after the paired "
-    "correlation lost its continuity correction and BCa its floating-point ties)")
+    "escalation study differences, default run (studies/differences: seed 20261201, 2,000 data sets a cell, the 64 "
+    "borderline cells rerun at 6,218 to 8,364 data sets to an MCSE of at most 0.003, 999 bootstrap resamples, 95% "
+    "intervals, Newcombe's with five limits; escalation 0.1.0, 2026-12-04, --n-jobs 2, 302 s)")
 #: What ``escalation study differences`` measured (:data:`DIFFERENCE_COVERAGE_SOURCE`), per method and
 #: number of scenarios ``K``: ``(K, cells, mean coverage, lowest coverage, its Monte Carlo standard
-#: error, share of undefined intervals in that cell, the cell (row of design.csv), its conditions)``.
-#: A K has 36 cells: 4 rate pairs x 3 (rho, between) x 1, 3 or 8 replicas. Read off the run's
-#: differences.csv, whose ``coverage`` counts an undefined interval as a miss; the lowest coverage
-#: of each method and K is its by_scenarios.csv ``min_coverage``.
+#: error, share of undefined intervals in that cell, the cell (row of design.csv), its conditions,
+#: the cells that fail the holds rule, the mean width)``. A K has 36 cells: 4 rate pairs x 3 (rho,
+#: between) x 1, 3 or 8 replicas. Read off the run's differences.csv (a rerun cell's rows are its
+#: rerun's), whose ``coverage`` counts an undefined interval as a miss; the lowest coverage, the
+#: failing cells and the width of each method and K are its by_scenarios.csv ``min_coverage``,
+#: ``cells_failing`` and ``mean_width``.
 DIFFERENCE_COVERAGE_STUDY = {
     "newcombe_wilson_kish": (
         (5, 36, 0.9603, 0.862479, 0.00425246, 0, 98,
