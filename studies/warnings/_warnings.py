@@ -168,6 +168,7 @@ def group_table(cells: pd.DataFrame) -> pd.DataFrame:
         silent, cov_silent = g["silent"].sum(), (g["coverage_silent"].fillna(0) * g["silent"]).sum()
         lowest = g.loc[g["coverage_silent"].idxmin()] if g["coverage_silent"].notna().any() else None
         plain = g["coverage"] >= FLOOR - TOLERANCE_MCSE * _floor_mcse(g["nsim"])
+        held = _held(method, replicas, group)
         rows.append({
             "method": method, "replicas": "m > 1" if replicas else "m = 1", "scenarios": group,
             "cells": len(g), "threshold": g["threshold"].iloc[0], "cells_failing": int((~plain).sum()),
@@ -187,8 +188,8 @@ def group_table(cells: pd.DataFrame) -> pd.DataFrame:
             "cells_failing_silent": int((~g["holds_silent"]).sum()),
             "cells_failing_covered_or_warned": int((~g["holds_covered_or_warned"]).sum()),
             "every_silent_cell_holds": bool(g["holds_silent"].all()),
-            "held_in_group": _held(method, replicas, group),
-            "cells_failing_unnoted": int((~g["holds_silent"]).sum()) if _held(method, replicas, group) else 0,
+            "held_in_group": held,
+            "cells_failing_unnoted": int((~g["holds_silent"]).sum()) if held else 0,
             **_in_failing(g[~plain]),
             "_order": (METHODS.index(method) if method in METHODS else len(METHODS), replicas, order[group])})
     return pd.DataFrame(rows).sort_values("_order").drop(columns="_order").reset_index(drop=True)

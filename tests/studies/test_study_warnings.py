@@ -14,6 +14,7 @@ from escalation.estimators.stats import (
     RISK_THRESHOLDS,
     SUMS_METHODS,
     clustered_interval,
+    group_coverage,
     interval_at_risk,
     minority_spread,
 )
@@ -37,7 +38,7 @@ TABLES = ("design", "spreads", "cells", "groups", "advice", "calibration")
 GROUP_COLUMNS = ("method", "replicas", "scenarios", "cells", "threshold", "cells_failing", "warned_share",
                  "coverage_warned", "coverage_silent", "lowest_cell_silent", "misses_warned_share",
                  "cells_failing_silent", "cells_failing_covered_or_warned", "every_silent_cell_holds",
-                 "failing_coverage_warned", "old_failing_coverage_warned")
+                 "failing_coverage_warned", "old_failing_coverage_warned", "held_in_group", "cells_failing_unnoted")
 
 
 def _row(p: float, rho: float, k: int, m: int, nsim: int) -> dict:
@@ -57,6 +58,12 @@ def test_smoke_run_writes_its_tables_and_is_the_same_for_two_workers(tmp_path):
     assert set(GROUP_COLUMNS) <= set(tables["groups"].columns)
     assert set(tables["groups"]["method"]) == set(SUMS_METHODS)
     assert len(tables["cells"]) == 40 * len(SUMS_METHODS)  # the coverage study's smoke grid
+    groups = tables["groups"]
+    # the package's coverage table decides which groups score notes whole; their silent cells are not "unnoted"
+    for _, g in groups.iterrows():
+        fewest = {"K < 10": 1, "10-29": 10, "30-99": 30, "K >= 100": 100}[g["scenarios"]]
+        assert g["held_in_group"] == group_coverage(fewest, g["replicas"] == "m > 1")[g["method"]].holds
+        assert g["cells_failing_unnoted"] == (g["cells_failing_silent"] if g["held_in_group"] else 0)
     assert "Warnings study" in (one / "report.md").read_text()
 
 
